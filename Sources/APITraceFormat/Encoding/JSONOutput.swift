@@ -1,0 +1,183 @@
+/// Appends JSON text to a byte buffer: the fast, allocation-light half of the trace encoding.
+///
+/// Field order is the caller's; object punctuation is tracked so callers only name fields.
+public struct JSONOutput {
+    /// The bytes written so far.
+    public var bytes: [UInt8]
+    private var needsComma = false
+
+    /// Creates an output, optionally reusing a buffer's capacity.
+    public init(reusing buffer: [UInt8] = []) {
+        bytes = buffer
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Starts an object.
+    public mutating func beginObject() {
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    /// Ends an object.
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    /// Writes `"name":` with the separator before it.
+    public mutating func key(_ name: StaticString) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = true
+    }
+
+    private mutating func dynamicKey(_ name: String) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        appendString(name)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = true
+    }
+
+    /// Writes a string field.
+    public mutating func field(_ name: StaticString, _ value: String) {
+        key(name); appendString(value)
+    }
+
+    /// Writes a string field unless the value is `nil`.
+    public mutating func field(_ name: StaticString, _ value: String?) {
+        if let value { field(name, value) }
+    }
+
+    /// Writes an integer field.
+    public mutating func field(_ name: StaticString, _ value: Int64) {
+        key(name); appendInteger(value)
+    }
+
+    /// Writes an integer field unless the value is `nil`.
+    public mutating func field(_ name: StaticString, _ value: Int64?) {
+        if let value { field(name, value) }
+    }
+
+    /// Writes an integer field.
+    public mutating func field(_ name: StaticString, _ value: Int) {
+        field(name, Int64(value))
+    }
+
+    /// Writes an integer field unless the value is `nil`.
+    public mutating func field(_ name: StaticString, _ value: Int?) {
+        if let value { field(name, Int64(value)) }
+    }
+
+    /// Writes a number field with at most three decimals.
+    public mutating func field(_ name: StaticString, _ value: Double) {
+        key(name); appendNumber(value)
+    }
+
+    /// Writes a number field unless the value is `nil`.
+    public mutating func field(_ name: StaticString, _ value: Double?) {
+        if let value { field(name, value) }
+    }
+
+    /// Writes a timestamp field as RFC 3339 text.
+    public mutating func field(_ name: StaticString, _ value: TraceTimestamp) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        value.appendRFC3339(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes an object of strings, keys sorted so output is deterministic.
+    public mutating func field(_ name: StaticString, _ value: [String: String]) {
+        key(name)
+        beginObject()
+        for k in value.keys.sorted() {
+            dynamicKey(k)
+            appendString(value[k]!)
+        }
+        endObject()
+    }
+
+    /// Writes an array of strings.
+    public mutating func field(_ name: StaticString, _ value: [String]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (i, element) in value.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendString(element)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Appends a JSON string literal with the escapes RFC 8259 requires.
+    public mutating func appendString(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var start = 0
+            for i in 0..<utf8.count {
+                let c = utf8[i]
+                if c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { continue }
+                if i > start { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
+                start = i + 1
+                bytes.append(UInt8(ascii: "\\"))
+                switch c {
+                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
+                case 0x0A: bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(UInt8(ascii: "t"))
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [UInt8(ascii: "u"), 48, 48, hex[Int(c >> 4)], hex[Int(c & 15)]])
+                }
+            }
+            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends a decimal integer.
+    public mutating func appendInteger(_ value: Int64) {
+        if value == 0 { bytes.append(48); return }
+        var v = value.magnitude
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            while v > 0 {
+                d[count] = UInt8(48 + v % 10)
+                v /= 10
+                count += 1
+            }
+            for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(d[i]) }
+        }
+    }
+
+    /// Appends a number rounded to three decimals, without trailing zeros (`12`, `12.5`, `0.125`).
+    /// Non-finite values, which JSON cannot hold, are written as `0`.
+    public mutating func appendNumber(_ value: Double) {
+        guard value.isFinite else { bytes.append(48); return }
+        let thousandths = (value * 1000).rounded()
+        guard abs(thousandths) < 9.0e15 else {
+            bytes.append(contentsOf: Array(String(value).utf8))
+            return
+        }
+        var t = Int64(thousandths)
+        if t < 0 { bytes.append(UInt8(ascii: "-")); t = -t }
+        appendInteger(t / 1000)
+        var frac = t % 1000
+        guard frac != 0 else { return }
+        bytes.append(UInt8(ascii: "."))
+        var divisor: Int64 = 100
+        while frac != 0 {
+            bytes.append(UInt8(48 + frac / divisor))
+            frac %= divisor
+            divisor /= 10
+        }
+    }
+}

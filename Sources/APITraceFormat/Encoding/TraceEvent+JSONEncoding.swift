@@ -1,0 +1,91 @@
+extension TraceEvent {
+    /// Appends this event as one JSON object, without the trailing newline.
+    ///
+    /// Field order is fixed (`type`, `ts`, `session`, `trace_id`, then the type's fields) so files
+    /// compress well and read well; absent optionals are left out rather than written as `null`.
+    public func encode(to out: inout JSONOutput) {
+        out.beginObject()
+        out.field("type", payload.type)
+        out.field("ts", timestamp)
+        out.field("session", session)
+        out.field("trace_id", traceID)
+        switch payload {
+        case .request(let r):
+            out.field("method", r.method)
+            out.field("route", r.route)
+            out.field("host", r.host)
+            out.field("status", r.status)
+            out.field("duration_ms", r.durationMs)
+            out.field("bytes_in", r.bytesIn)
+            out.field("bytes_out", r.bytesOut)
+            out.field("error", r.error)
+            out.field("attempt", r.attempt)
+            out.field("sample_rate", r.sampleRate)
+        case .decodeFailure(let d):
+            out.field("route", d.route)
+            out.field("entity", d.entity)
+            out.field("kind", d.kind.rawValue)
+            out.field("path", d.path)
+            out.field("key", d.key)
+            out.field("message", d.message)
+        case .error(let e):
+            out.field("identity", e.identity)
+            out.field("message", e.message)
+            out.field("user_info", e.userInfo)
+            if !e.underlying.isEmpty { out.field("underlying", e.underlying) }
+            out.field("route", e.route)
+            out.field("file", e.file)
+            out.field("line", e.line)
+            out.field("suppressed", e.suppressed)
+        case .sse(let s):
+            out.field("phase", s.phase.rawValue)
+            out.field("route", s.route)
+            out.field("attempt", s.attempt)
+            out.field("delay_ms", s.delayMs)
+            out.field("last_event_id", s.lastEventID)
+            out.field("reason", s.reason)
+            out.field("status", s.status)
+            out.field("events", s.events)
+            out.field("duration_ms", s.durationMs)
+        case .log(let l):
+            out.field("level", l.level)
+            out.field("message", l.message)
+            out.field("metadata", l.metadata)
+            out.field("source", l.source)
+        case .dropped(let d):
+            out.field("count", d.count)
+            out.field("reason", d.reason)
+        }
+        out.endObject()
+    }
+
+    /// This event as one line of JSON, without the trailing newline.
+    public var jsonLine: String {
+        var out = JSONOutput()
+        encode(to: &out)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+}
+
+extension TraceFileHeader {
+    /// Appends the header as one JSON object, without the trailing newline.
+    public func encode(to out: inout JSONOutput) {
+        out.beginObject()
+        out.field("type", "header")
+        out.field("format", TraceFileHeader.formatName)
+        out.field("version", version)
+        out.field("producer", producer)
+        out.field("app", app)
+        out.field("app_version", appVersion)
+        out.field("host", host)
+        out.field("started", started)
+        out.endObject()
+    }
+
+    /// The header as one line of JSON, without the trailing newline.
+    public var jsonLine: String {
+        var out = JSONOutput()
+        encode(to: &out)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+}

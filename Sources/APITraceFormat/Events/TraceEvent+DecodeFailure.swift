@@ -1,0 +1,43 @@
+extension TraceEvent {
+    /// A response that did not decode into its model (`"type":"decode_failure"`).
+    public struct DecodeFailure: Sendable, Equatable {
+        /// Route of the response that failed to decode (`route`).
+        public var route: String?
+        /// The Swift type being decoded, such as `App` (`entity`).
+        public var entity: String
+        /// What went wrong (`kind`).
+        public var kind: Kind
+        /// Full path to the failing key, such as `data.apps[3].stability` (`path`).
+        public var path: String
+        /// The failing key, such as `stability` (`key`).
+        public var key: String?
+        /// Human-readable description from the decoder (`message`). Never the payload.
+        public var message: String
+
+        /// Creates a decode failure record.
+        public init(route: String? = nil, entity: String, kind: Kind, path: String, key: String? = nil, message: String) {
+            self.route = route
+            self.entity = entity
+            self.kind = kind
+            self.path = path
+            self.key = key
+            self.message = message
+        }
+
+        /// The kind of decoding error. Unknown kinds written by newer producers are kept as they are.
+        public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+            public var rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+            public var description: String { rawValue }
+
+            /// A required key was missing (`DecodingError.keyNotFound`).
+            public static let keyNotFound = Kind(rawValue: "keyNotFound")
+            /// A value had another type than expected (`DecodingError.typeMismatch`).
+            public static let typeMismatch = Kind(rawValue: "typeMismatch")
+            /// A required value was `null` (`DecodingError.valueNotFound`).
+            public static let valueNotFound = Kind(rawValue: "valueNotFound")
+            /// The data was not valid (`DecodingError.dataCorrupted`).
+            public static let dataCorrupted = Kind(rawValue: "dataCorrupted")
+        }
+    }
+}

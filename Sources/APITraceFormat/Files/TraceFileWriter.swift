@@ -1,0 +1,316 @@
+import Foundation
+
+/// Writes events to compressed trace files from a background thread.
+///
+/// ``append(_:)`` only takes a lock for a few nanoseconds to queue the event; a background
+/// thread encodes, compresses and writes. Every ``Configuration/flushInterval`` the stream is
+/// flushed with `Z_SYNC_FLUSH`, so a process killed at any moment leaves a file that `gzip -dc`
+/// and ``TraceFileReader`` read up to the last flush.
+///
+/// ```swift
+/// let writer = TraceFileWriter(configuration: .init(directory: "traces", app: "Otec"))
+/// writer.append(TraceEvent(.log(.init(level: "info", message: "started"))))
+/// writer.close()
+/// ```
+///
+/// Nothing is lost silently: when the buffer is full or the disk refuses a write, events are
+/// dropped and counted, and a `dropped` event with the count is written as soon as possible.
+public final class TraceFileWriter: @unchecked Sendable {
+    /// The configuration the writer was created with.
+    public let configuration: Configuration
+
+    // Shared with callers, guarded by `condition`.
+    private let condition = NSCondition()
+    private var pending: [TraceEvent] = []
+    private var spare: [TraceEvent] = []
+    private var droppedBufferFull = 0
+    private var flushRequested = 0
+    private var flushCompleted = 0
+    private var closing = false
+    private var stopped = false
+    private var stats = Statistics()
+    private var activePath: String?
+    private let wakeThreshold: Int
+
+    // Owned by the writer thread.
+    private var file: OpenFile?
+    private var sequence = 0
+    private var unreportedDrops: [String: Int] = [:]
+    private var failing = false
+    private var output = JSONOutput()
+    private var compressed: [UInt8] = []
+
+    private struct OpenFile {
+        var fd: Int32
+        var path: String
+        var deflater: GzipDeflater
+        var opened: ContinuousClock.Instant
+        var events = 0
+    }
+
+    /// Creates the writer and starts its background thread. Files are created on the first event.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        wakeThreshold = max(1, configuration.bufferCapacity / 2)
+        pending.reserveCapacity(configuration.bufferCapacity)
+        let thread = Thread { [self] in run() }
+        thread.name = "apitrace.writer"
+        thread.start()
+    }
+
+    /// Queues an event. Never blocks on I/O; when the buffer is full the event is dropped and counted.
+    public func append(_ event: TraceEvent) {
+        condition.lock()
+        stats.appended += 1
+        if closing || pending.count >= configuration.bufferCapacity {
+            droppedBufferFull += 1
+            stats.droppedBufferFull += 1
+        } else {
+            pending.append(event)
+            if pending.count == wakeThreshold { condition.broadcast() }
+        }
+        condition.unlock()
+    }
+
+    /// Writes everything queued so far and flushes it to disk, waiting until it is done.
+    public func flush() {
+        condition.lock()
+        flushRequested += 1
+        let ticket = flushRequested
+        condition.broadcast()
+        while flushCompleted < ticket && !stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Writes everything queued, finishes the current file and stops the background thread.
+    /// Events appended afterwards are dropped and counted.
+    public func close() {
+        condition.lock()
+        closing = true
+        condition.broadcast()
+        while !stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    /// What the writer has done so far.
+    public var statistics: Statistics {
+        condition.lock(); defer { condition.unlock() }
+        return stats
+    }
+
+    /// Path of the file being written, if one is open. Every other trace file in the folder is finished.
+    public var activeFilePath: String? {
+        condition.lock(); defer { condition.unlock() }
+        return activePath
+    }
+
+    // MARK: - Writer thread
+
+    private func run() {
+        let clock = ContinuousClock()
+        var nextFlush = clock.now.advanced(by: configuration.flushInterval)
+        var dirty = false
+        while true {
+            condition.lock()
+            while pending.count < wakeThreshold && flushRequested == flushCompleted && !closing && clock.now < nextFlush {
+                let remaining = clock.now.duration(to: nextFlush)
+                let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
+                _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.001, seconds)))
+            }
+            swap(&pending, &spare)
+            let dropped = droppedBufferFull
+            droppedBufferFull = 0
+            let ticket = flushRequested
+            let finishing = closing
+            condition.unlock()
+
+            if dropped > 0 { unreportedDrops["buffer_full", default: 0] += dropped }
+            if !spare.isEmpty || !unreportedDrops.isEmpty {
+                write(spare)
+                dirty = true
+            }
+            spare.removeAll(keepingCapacity: true)
+
+            let due = clock.now >= nextFlush
+            if dirty && (due || ticket > 0 || finishing) {
+                syncFlush()
+                dirty = false
+            }
+            if due { nextFlush = clock.now.advanced(by: configuration.flushInterval) }
+            if let file, clock.now - file.opened >= configuration.maxFileAge || file.deflater.totalOut >= configuration.maxFileBytes {
+                finishFile()
+            }
+
+            condition.lock()
+            flushCompleted = max(flushCompleted, ticket)
+            if finishing {
+                condition.unlock()
+                finishFile()
+                condition.lock()
+                stopped = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// Encodes and compresses a batch into the current file, opening one when needed.
+    private func write(_ events: [TraceEvent]) {
+        if file == nil { openFile() }
+        guard file != nil else {
+            record(failedEvents: events.count)
+            return
+        }
+        output.bytes.removeAll(keepingCapacity: true)
+        for (reason, count) in unreportedDrops.sorted(by: { $0.key < $1.key }) {
+            TraceEvent(.dropped(.init(count: count, reason: reason))).encode(to: &output)
+            output.bytes.append(0x0A)
+        }
+        let dropLines = unreportedDrops.count
+        for event in events {
+            event.encode(to: &output)
+            output.bytes.append(0x0A)
+        }
+        compressed.removeAll(keepingCapacity: true)
+        output.bytes.withUnsafeBytes { file!.deflater.compress($0, flush: .none, into: &compressed) }
+        if writeCompressed() {
+            unreportedDrops.removeAll()
+            file?.events += events.count + dropLines
+            condition.lock(); stats.written += events.count; condition.unlock()
+        } else {
+            record(failedEvents: events.count)
+        }
+    }
+
+    private func syncFlush() {
+        guard let file else { return }
+        compressed.removeAll(keepingCapacity: true)
+        file.deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), flush: .sync, into: &compressed)
+        _ = writeCompressed()
+    }
+
+    /// Writes `compressed` to the open file; on failure closes it and reports.
+    private func writeCompressed() -> Bool {
+        guard let current = file else { return false }
+        var offset = 0
+        while offset < compressed.count {
+            let n = compressed.withUnsafeBytes { Foundation.write(current.fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                fail("cannot write \(current.path): \(String(cString: strerror(errno)))")
+                Foundation.close(current.fd)
+                file = nil
+                setActive(nil)
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+
+    private func record(failedEvents count: Int) {
+        guard count > 0 else { return }
+        unreportedDrops["write_failed", default: 0] += count
+        condition.lock(); stats.droppedWriteFailed += count; condition.unlock()
+    }
+
+    private func fail(_ message: String) {
+        // One line per failure streak, not one per second.
+        if !failing { configuration.diagnostics(message + "; dropping trace events until writing works again (they are counted)") }
+        failing = true
+    }
+
+    private func openFile() {
+        let dir = configuration.directory
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
+            // The parent may be missing too.
+            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        for _ in 0..<100 {
+            sequence += 1
+            let started = TraceTimestamp.now()
+            let name = TraceFileName(started: started, producer: configuration.producer, sequence: sequence)
+            let path = (dir.hasSuffix("/") ? dir : dir + "/") + name.fileName
+            let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
+            if fd < 0 {
+                if errno == EEXIST { continue }
+                fail("cannot create a trace file in \(dir): \(String(cString: strerror(errno)))")
+                return
+            }
+            guard let deflater = try? GzipDeflater(level: configuration.compressionLevel) else {
+                Foundation.close(fd)
+                fail("zlib could not start")
+                return
+            }
+            file = OpenFile(fd: fd, path: path, deflater: deflater, opened: .now)
+            var header = JSONOutput()
+            TraceFileHeader(
+                producer: configuration.producer, app: configuration.app, appVersion: configuration.appVersion,
+                host: configuration.host, started: started
+            ).encode(to: &header)
+            header.bytes.append(0x0A)
+            compressed.removeAll(keepingCapacity: true)
+            header.bytes.withUnsafeBytes { deflater.compress($0, flush: .none, into: &compressed) }
+            guard writeCompressed() else { return }
+            if failing { configuration.diagnostics("writing traces to \(dir) works again") }
+            failing = false
+            setActive(path)
+            condition.lock(); stats.filesStarted += 1; condition.unlock()
+            return
+        }
+        fail("cannot create a trace file in \(dir): too many files with the same name")
+    }
+
+    /// Ends the gzip member, closes the file and enforces the folder's budgets.
+    private func finishFile() {
+        guard let current = file else { return }
+        compressed.removeAll(keepingCapacity: true)
+        current.deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish, into: &compressed)
+        _ = writeCompressed()
+        if let still = file {
+            Foundation.close(still.fd)
+            file = nil
+        }
+        setActive(nil)
+        enforceBudgets()
+    }
+
+    private func setActive(_ path: String?) {
+        condition.lock(); activePath = path; condition.unlock()
+    }
+
+    /// Deletes the oldest finished files until the folder fits its byte and file budgets.
+    private func enforceBudgets() {
+        let dir = configuration.directory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
+        var files: [(path: String, size: Int)] = names
+            .filter { !$0.hasPrefix(".") && ($0.hasSuffix(".jsonl.gz") || $0.hasSuffix(".jsonl")) }
+            .sorted()
+            .map { name in
+                let path = (dir.hasSuffix("/") ? dir : dir + "/") + name
+                var info = stat()
+                return (path, stat(path, &info) == 0 ? Int(info.st_size) : 0)
+            }
+        var total = files.reduce(0) { $0 + $1.size }
+        var deletedFiles = 0
+        var deletedEvents = 0
+        while !files.isEmpty && (total > configuration.directoryByteBudget || files.count > configuration.directoryFileBudget) {
+            let oldest = files.removeFirst()
+            if oldest.path == file?.path { continue }
+            let events = TraceFileReader(path: oldest.path).forEachRawLine { _, _ in true }.lines - 1
+            guard unlink(oldest.path) == 0 else { continue }
+            total -= oldest.size
+            deletedFiles += 1
+            deletedEvents += max(0, events)
+        }
+        guard deletedFiles > 0 else { return }
+        unreportedDrops["budget", default: 0] += deletedEvents
+        condition.lock()
+        stats.filesDeleted += deletedFiles
+        stats.eventsDeleted += deletedEvents
+        condition.unlock()
+    }
+}

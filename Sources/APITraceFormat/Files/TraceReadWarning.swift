@@ -1,0 +1,54 @@
+/// A problem met while reading a trace file. Reading goes on where it can: the events before the
+/// problem are kept, and other files are unaffected.
+public struct TraceReadWarning: Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Sendable, Equatable {
+        /// The file could not be opened or read.
+        case unreadable(String)
+        /// The file holds no apitrace header line: not a trace file.
+        case notATraceFile(String)
+        /// The file was written by a newer format version than this reader understands; it was skipped.
+        case newerVersion(Int)
+        /// The compressed data ends inside a gzip member (a writer that was killed, or a cut copy).
+        case truncated(byteOffset: Int)
+        /// The compressed data is damaged from this offset on.
+        case corrupt(byteOffset: Int, detail: String)
+        /// A line that is not a valid trace line; it was skipped.
+        case invalidLine(line: Int, reason: String)
+        /// The file ends in the middle of a line; that partial line was discarded.
+        case partialLastLine(line: Int)
+    }
+
+    /// The file the warning is about.
+    public var path: String
+    /// What went wrong.
+    public var kind: Kind
+    /// Events read from the file in all (kept despite the problem).
+    public var eventsKept: Int
+
+    public init(path: String, kind: Kind, eventsKept: Int) {
+        self.path = path
+        self.kind = kind
+        self.eventsKept = eventsKept
+    }
+
+    public var description: String {
+        let kept = "kept \(eventsKept) event\(eventsKept == 1 ? "" : "s")"
+        switch kind {
+        case .unreadable(let reason):
+            return "cannot read \(path): \(reason)"
+        case .notATraceFile(let reason):
+            return "skipped \(path): not an apitrace trace file (\(reason))"
+        case .newerVersion(let version):
+            return "skipped \(path): written by trace format version \(version); this apitrace reads version \(TraceFileHeader.currentVersion), upgrade it to read this file"
+        case .truncated(let offset):
+            return "\(path): truncated at byte \(offset), the writer did not finish it (\(kept))"
+        case .corrupt(let offset, let detail):
+            return "\(path): corrupt from byte \(offset): \(detail) (\(kept) before the damage)"
+        case .invalidLine(let line, let reason):
+            return "\(path):\(line): skipped invalid line: \(reason)"
+        case .partialLastLine(let line):
+            return "\(path):\(line): discarded a partial last line (\(kept))"
+        }
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apitrace-bench",
+        abstract: "Measure apitrace against its neighbours. Build with -c release.",
+        subcommands: []
+    )
+}

@@ -1,0 +1,125 @@
+import APITraceFormat
+import Foundation
+import Testing
+
+/// One event of every type, with every field set, and with only the required fields.
+let everyEventType: [TraceEvent] = {
+    let t = TraceTimestamp(millisecondsSince1970: 1_795_341_600_123)  // 2026-11-22T10:00:00.123Z
+    return [
+        TraceEvent(timestamp: t, session: "s-1", traceID: "4bf92f3577b34da6a3ce929d0e0e4736", .request(.init(
+            method: "GET", route: "/apps/{id}", host: "api.example.com", status: 200, durationMs: 42.125,
+            bytesIn: 1234, bytesOut: 0, error: nil, attempt: 1, sampleRate: 0.25))),
+        TraceEvent(timestamp: t, .request(.init(method: "POST", route: "/news", durationMs: 3000, error: "URLError.timedOut", attempt: 3))),
+        TraceEvent(timestamp: t, session: "s-1", .decodeFailure(.init(
+            route: "/apps", entity: "App", kind: .keyNotFound, path: "data.apps[3].stability", key: "stability",
+            message: "No value associated with key \"stability\"."))),
+        TraceEvent(timestamp: t, .decodeFailure(.init(entity: "News", kind: .dataCorrupted, path: "", message: "The given data was not valid JSON."))),
+        TraceEvent(timestamp: t, .error(.init(
+            identity: "NewsError.offline", message: "The device is offline\nretry later \u{1F4F5}",
+            userInfo: ["screen": "news", "quote\"d": "back\\slash\ttab"], underlying: ["URLError.notConnectedToInternet"],
+            route: "/news", file: "NewsRepository.swift", line: 42, suppressed: 7))),
+        TraceEvent(timestamp: t, .error(.init(identity: "NSCocoaErrorDomain#4", message: ""))),
+        TraceEvent(timestamp: t, .sse(.init(phase: .open, route: "/news/stream", attempt: 1, status: 200, durationMs: 12.5))),
+        TraceEvent(timestamp: t, .sse(.init(phase: .close, route: "/news/stream", reason: "network_error", events: 17, durationMs: 60000))),
+        TraceEvent(timestamp: t, .sse(.init(phase: .reconnect, route: "/news/stream", attempt: 2, delayMs: 1500, lastEventID: "42"))),
+        TraceEvent(timestamp: t, .sse(.init(phase: .fail, route: "/news/stream", reason: "http_status", status: 500))),
+        TraceEvent(timestamp: t, .log(.init(level: "warning", message: "slow response", metadata: ["ms": "2300"], source: "NewsClient"))),
+        TraceEvent(timestamp: t, .dropped(.init(count: 12, reason: "buffer_full"))),
+    ]
+}()
+
+@Suite("Trace event encoding")
+struct TraceEventRoundTripTests {
+    @Test("every event type survives encode then decode", arguments: everyEventType)
+    func roundTrip(_ event: TraceEvent) throws {
+        let decoded = try TraceLine.decode(event.jsonLine)
+        #expect(decoded == .event(event))
+    }
+
+    @Test("every line is valid JSON that Foundation reads with the documented field names", arguments: everyEventType)
+    func foundationReadsIt(_ event: TraceEvent) throws {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: Any])
+        #expect(object["type"] as? String == event.type)
+        #expect(object["ts"] as? String == "2026-11-22T10:00:00.123Z")
+        if case .request(let r) = event.payload {
+            #expect(object["route"] as? String == r.route)
+            #expect((object["duration_ms"] as? NSNumber)?.doubleValue == r.durationMs)
+            #expect(object["status"] == nil || (object["status"] as? Int) == r.status)
+        }
+        if case .error(let e) = event.payload {
+            #expect(object["user_info"] as? [String: String] == e.userInfo)
+            #expect(object["message"] as? String == e.message)
+        }
+    }
+
+    @Test("the header round-trips and names the format")
+    func header() throws {
+        let header = TraceFileHeader(producer: "ab12cd34", app: "Otec", appVersion: "2.1", host: "phone", started: .init(millisecondsSince1970: 0))
+        #expect(header.jsonLine == #"{"type":"header","format":"apitrace","version":1,"producer":"ab12cd34","app":"Otec","app_version":"2.1","host":"phone","started":"1970-01-01T00:00:00.000Z"}"#)
+        #expect(try TraceLine.decode(header.jsonLine) == .header(header))
+    }
+
+    @Test("unknown fields are skipped and unknown types reported as unknown")
+    func forwardCompatible() throws {
+        let line = #"{"type":"request","ts":"2026-11-22T10:00:00Z","future":{"a":[1,2,{"b":null}]},"method":"GET","route":"/a","duration_ms":1e1,"status":null}"#
+        guard case .event(let event) = try TraceLine.decode(line), case .request(let r) = event.payload else {
+            Issue.record("not a request"); return
+        }
+        #expect(r.durationMs == 10)
+        #expect(r.status == nil)
+        #expect(try TraceLine.decode(#"{"type":"span","ts":"2026-11-22T10:00:00Z"}"#) == .unknown(type: "span"))
+    }
+
+    @Test("bad lines name the field at fault", arguments: [
+        (#"{"type":"request","ts":"2026-11-22T10:00:00Z","method":"GET","route":"/a","duration_ms":"fast"}"#, "duration_ms"),
+        (#"{"type":"request","ts":"2026-11-22T10:00:00Z","method":"GET","duration_ms":1}"#, "route"),
+        (#"{"type":"log","ts":"yesterday","level":"info","message":"x"}"#, "ts"),
+        (#"{"ts":"2026-11-22T10:00:00Z"}"#, "type"),
+    ])
+    func invalid(line: String, field: String) {
+        #expect {
+            try TraceLine.decode(line)
+        } throws: { error in
+            "\(error)".contains("\"\(field)\"")
+        }
+    }
+
+    @Test("malformed JSON throws instead of crashing", arguments: [
+        "", "{", "{\"type\"", "{\"type\":\"log\",}", "[1]", "{\"a\":\"\\u12\"}", "{\"type\":\"log\"} x", "{\"a\":tru}",
+    ])
+    func malformed(line: String) {
+        #expect(throws: (any Error).self) { try TraceLine.decode(line) }
+    }
+}
+
+@Suite("Timestamps")
+struct TraceTimestampTests {
+    @Test("RFC 3339 text agrees with Foundation's formatter over many instants")
+    func agreesWithFoundation() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let ms = Int64.random(in: -2_000_000_000_000...4_000_000_000_000, using: &generator)
+            let t = TraceTimestamp(millisecondsSince1970: ms)
+            #expect(t.rfc3339 == formatter.string(from: t.date))
+            #expect(TraceTimestamp(rfc3339: t.rfc3339) == t)
+        }
+    }
+
+    @Test("offsets and fractions parse", arguments: [
+        ("2026-11-22T11:00:00.5+01:00", Int64(1_795_341_600_500)),
+        ("2026-11-22T10:00:00Z", 1_795_341_600_000),
+        ("2026-11-22T10:00:00.123456Z", 1_795_341_600_123),
+        ("2026-11-22T04:30:00-05:30", 1_795_341_600_000),
+    ])
+    func parses(text: String, ms: Int64) {
+        #expect(TraceTimestamp(rfc3339: text)?.millisecondsSince1970 == ms)
+    }
+
+    @Test("garbage does not parse", arguments: ["", "2026-11-22", "2026-13-01T00:00:00Z", "2026-11-22T10:00:00", "2026-11-22T10:00:00.Z", "2026-11-22T10:00:00Zjunk"])
+    func rejects(text: String) {
+        #expect(TraceTimestamp(rfc3339: text) == nil)
+    }
+}
