@@ -51,9 +51,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "trace-producer-fixture",
+            dependencies: ["APITraceFormat"],
+            path: "Tests/Fixtures/TraceProducer"
+        ),
         .testTarget(
             name: "APITraceFormatTests",
-            dependencies: ["APITraceFormat"]
+            dependencies: ["APITraceFormat", "trace-producer-fixture"]
         ),
     ]
 )
