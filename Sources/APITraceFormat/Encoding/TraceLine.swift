@@ -66,20 +66,11 @@ private struct Fields {
 
     mutating func read(key k: UnsafeRawBufferPointer, from s: inout JSONScanner) throws {
         if s.consumeNull() { return }
-        func str() throws -> String { try typed(k, "a string") { try s.readString() } }
-        func int() throws -> Int {
-            let v = try typed(k, "a number") { try s.readInt() }
-            guard let i = Int(exactly: v) else { throw TraceLine.Invalid(reason: "field \"\(name(k))\" is out of range") }
-            return i
-        }
-        func dbl() throws -> Double { try typed(k, "a number") { try s.readDouble() } }
-        func time() throws -> TraceTimestamp {
-            let (raw, _) = try typed(k, "a string") { try s.readRawString() }
-            guard let t = TraceTimestamp.parse(raw) else {
-                throw TraceLine.Invalid(reason: "field \"\(name(k))\" is not an RFC 3339 timestamp")
-            }
-            return t
-        }
+        // Static helpers: a nested function that touched `self` would copy this whole struct per field.
+        func str() throws -> String { try Fields.string(k, &s) }
+        func int() throws -> Int { try Fields.int(k, &s) }
+        func dbl() throws -> Double { try Fields.double(k, &s) }
+        func time() throws -> TraceTimestamp { try Fields.time(k, &s) }
         switch k.count {
         case 2 where k.equals("ts"): ts = try time()
         case 3 where k.equals("key"): key = try str()
@@ -120,15 +111,15 @@ private struct Fields {
             else if k.equals("identity") { identity = try str() }
             else if k.equals("delay_ms") { delayMs = try dbl() }
             else if k.equals("producer") { producer = try str() }
-            else if k.equals("metadata") { metadata = try typed(k, "an object") { try s.readStringMap() } }
+            else if k.equals("metadata") { metadata = try Fields.stringMap(k, &s) }
             else { try s.skipValue() }
         case 9:
             if k.equals("bytes_out") { bytesOut = Int64(try int()) }
-            else if k.equals("user_info") { userInfo = try typed(k, "an object") { try s.readStringMap() } }
+            else if k.equals("user_info") { userInfo = try Fields.stringMap(k, &s) }
             else { try s.skipValue() }
         case 10:
             if k.equals("suppressed") { suppressed = try int() }
-            else if k.equals("underlying") { underlying = try typed(k, "an array of strings") { try s.readStringArray() } }
+            else if k.equals("underlying") { underlying = try Fields.typed(k, "an array of strings") { try s.readStringArray() } }
             else { try s.skipValue() }
         case 11:
             if k.equals("duration_ms") { durationMs = try dbl() }
@@ -141,14 +132,40 @@ private struct Fields {
         }
     }
 
-    private func name(_ k: UnsafeRawBufferPointer) -> String { String(decoding: k, as: UTF8.self) }
+    private static func name(_ k: UnsafeRawBufferPointer) -> String { String(decoding: k, as: UTF8.self) }
 
-    private func typed<T>(_ k: UnsafeRawBufferPointer, _ expected: String, _ body: () throws -> T) throws -> T {
+    private static func typed<T>(_ k: UnsafeRawBufferPointer, _ expected: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch {
             throw TraceLine.Invalid(reason: "field \"\(name(k))\" is not \(expected) (\(error))")
         }
+    }
+
+    private static func string(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> String {
+        try typed(k, "a string") { try s.readString() }
+    }
+
+    private static func int(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> Int {
+        let v = try typed(k, "a number") { try s.readInt() }
+        guard let i = Int(exactly: v) else { throw TraceLine.Invalid(reason: "field \"\(name(k))\" is out of range") }
+        return i
+    }
+
+    private static func double(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> Double {
+        try typed(k, "a number") { try s.readDouble() }
+    }
+
+    private static func time(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> TraceTimestamp {
+        let (raw, _) = try typed(k, "a string") { try s.readRawString() }
+        guard let t = TraceTimestamp.parse(raw) else {
+            throw TraceLine.Invalid(reason: "field \"\(name(k))\" is not an RFC 3339 timestamp")
+        }
+        return t
+    }
+
+    private static func stringMap(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> [String: String] {
+        try typed(k, "an object") { try s.readStringMap() }
     }
 
     private func required<T>(_ value: T?, _ field: String) throws -> T {
