@@ -72,7 +72,8 @@ struct TraceFileReaderTests {
             try bytes.write(to: URL(fileURLWithPath: damaged))
             let (read, result) = readAll(damaged)
             #expect(Array(read.prefix(1000)) == Array(events.prefix(1000)), "flip at \(at)")
-            #expect(read.count < events.count || read == events)
+            // Deflate finds some damage only at the end of a block or at the CRC, so lines after the
+            // flush point may come out garbled before the warning: only the prefix is guaranteed.
             #expect(!result.warnings.isEmpty, "flip at \(at) went unnoticed")
         }
         // Flips anywhere, the header included, never crash.
