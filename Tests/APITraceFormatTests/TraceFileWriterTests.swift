@@ -248,3 +248,45 @@ struct TraceFileWriterTests {
         #expect(gzip.status != 0)
     }
 }
+
+@Suite("Trace file writer on a full disk")
+struct TraceFileWriterDiskFullTests {
+    /// A real, tiny tmpfs: mounting needs root, which CI and this project's machines have.
+    @Test("a full disk drops and counts; what is on disk is exactly what was counted as written",
+          .enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
+    func diskFull() throws {
+        let dir = TemporaryDirectory()
+        let mountPoint = dir.file("tiny")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=96k", "tmpfs", mountPoint])
+        try #require(mounted.status == 0, "mount failed: \(String(decoding: mounted.stderr, as: UTF8.self))")
+        defer { _ = try? run("/bin/umount", [mountPoint]) }
+
+        let messages = Mutex<[String]>([])
+        let writer = TraceFileWriter(configuration: .init(
+            directory: mountPoint + "/traces", flushInterval: .milliseconds(20),
+            diagnostics: { message in messages.withLock { $0.append(message) } }))
+        var rng = SystemRandomNumberGenerator()
+        let appended = 400
+        for i in 0..<appended {
+            // Incompressible text so the disk fills after a few dozen events.
+            let noise = (0..<1500).map { _ in Character(Unicode.Scalar(UInt8.random(in: 65...122, using: &rng))) }
+            writer.append(TraceEvent(.log(.init(level: "info", message: String(noise), metadata: ["seq": String(i)]))))
+            if i % 10 == 9 { writer.flush() }
+        }
+        writer.close()
+        let stats = writer.statistics
+        #expect(stats.droppedWriteFailed > 0)
+        #expect(stats.written > 0)
+        #expect(stats.written + stats.droppedWriteFailed + stats.droppedBufferFull == appended)
+        #expect(messages.withLock { $0 }.first?.contains("No space left on device") == true)
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/traces").sorted().map { mountPoint + "/traces/" + $0 }
+        var seqs: [Int] = []
+        for file in files {
+            TraceFileReader(path: file).forEachEvent { if case .log(let l) = $0.payload { seqs.append(Int(l.metadata["seq"]!)!) } }
+        }
+        #expect(seqs.count == stats.written)
+        #expect(seqs == seqs.sorted())
+    }
+}

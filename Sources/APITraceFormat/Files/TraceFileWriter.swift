@@ -45,7 +45,16 @@ public final class TraceFileWriter: @unchecked Sendable {
         var path: String
         var deflater: GzipDeflater
         var opened: ContinuousClock.Instant
-        var events = 0
+        /// Bytes written to the file so far.
+        var bytesOnDisk: Int = 0
+        /// File size at the last successful flush: what a reader is sure to decode.
+        var syncedBytes: Int = 0
+        /// Events compressed since the last flush; counted as written only once a flush succeeds.
+        var unsyncedEvents = 0
+        /// Drop reports compressed since the last flush, to report again if that data is lost.
+        var unsyncedDrops: [String: Int] = [:]
+        /// True once a flush wrote at least one line after the header.
+        var holdsEvents = false
     }
 
     /// Creates the writer and starts its background thread. Files are created on the first event.
@@ -164,12 +173,13 @@ public final class TraceFileWriter: @unchecked Sendable {
             record(failedEvents: events.count)
             return
         }
+        let reports = unreportedDrops
+        unreportedDrops.removeAll()
         output.bytes.removeAll(keepingCapacity: true)
-        for (reason, count) in unreportedDrops.sorted(by: { $0.key < $1.key }) {
+        for (reason, count) in reports.sorted(by: { $0.key < $1.key }) {
             TraceEvent(.dropped(.init(count: count, reason: reason))).encode(to: &output)
             output.bytes.append(0x0A)
         }
-        let dropLines = unreportedDrops.count
         for event in events {
             event.encode(to: &output)
             output.bytes.append(0x0A)
@@ -177,22 +187,29 @@ public final class TraceFileWriter: @unchecked Sendable {
         compressed.removeAll(keepingCapacity: true)
         output.bytes.withUnsafeBytes { file!.deflater.compress($0, flush: .none, into: &compressed) }
         if writeCompressed() {
-            unreportedDrops.removeAll()
-            file?.events += events.count + dropLines
-            condition.lock(); stats.written += events.count; condition.unlock()
+            file!.unsyncedEvents += events.count
+            file!.unsyncedDrops.merge(reports, uniquingKeysWith: +)
         } else {
+            unreportedDrops.merge(reports, uniquingKeysWith: +)
             record(failedEvents: events.count)
         }
     }
 
-    private func syncFlush() {
-        guard let file else { return }
+    /// Ends the pending data with `Z_SYNC_FLUSH` (or the gzip trailer) so readers can decode all of it.
+    private func syncFlush(finish: Bool = false) {
+        guard let current = file else { return }
         compressed.removeAll(keepingCapacity: true)
-        file.deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), flush: .sync, into: &compressed)
-        _ = writeCompressed()
+        current.deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), flush: finish ? .finish : .sync, into: &compressed)
+        guard writeCompressed(), var synced = file else { return }
+        condition.lock(); stats.written += synced.unsyncedEvents; condition.unlock()
+        synced.syncedBytes = synced.bytesOnDisk
+        synced.holdsEvents = synced.holdsEvents || synced.unsyncedEvents > 0 || !synced.unsyncedDrops.isEmpty
+        synced.unsyncedEvents = 0
+        synced.unsyncedDrops.removeAll()
+        file = synced
     }
 
-    /// Writes `compressed` to the open file; on failure closes it and reports.
+    /// Writes `compressed` to the open file; on failure abandons the file and reports.
     private func writeCompressed() -> Bool {
         guard let current = file else { return false }
         var offset = 0
@@ -201,14 +218,29 @@ public final class TraceFileWriter: @unchecked Sendable {
             if n < 0 {
                 if errno == EINTR { continue }
                 fail("cannot write \(current.path): \(String(cString: strerror(errno)))")
-                Foundation.close(current.fd)
-                file = nil
-                setActive(nil)
+                abandonFile()
                 return false
             }
             offset += n
+            file!.bytesOnDisk += n
         }
         return true
+    }
+
+    /// After a failed write: cuts the file back to its last flush point, so what is on disk is exactly
+    /// what was counted as written, and counts the unflushed events as dropped.
+    private func abandonFile() {
+        guard let current = file else { return }
+        if !current.holdsEvents {
+            unlink(current.path)
+        } else {
+            _ = ftruncate(current.fd, off_t(current.syncedBytes))
+        }
+        Foundation.close(current.fd)
+        file = nil
+        setActive(nil)
+        unreportedDrops.merge(current.unsyncedDrops, uniquingKeysWith: +)
+        record(failedEvents: current.unsyncedEvents)
     }
 
     private func record(failedEvents count: Int) {
@@ -255,6 +287,9 @@ public final class TraceFileWriter: @unchecked Sendable {
             compressed.removeAll(keepingCapacity: true)
             header.bytes.withUnsafeBytes { deflater.compress($0, flush: .none, into: &compressed) }
             guard writeCompressed() else { return }
+            // A file holding only its header counts as flushed: cutting it back leaves a valid start.
+            syncFlush()
+            guard file != nil else { return }
             if failing { configuration.diagnostics("writing traces to \(dir) works again") }
             failing = false
             setActive(path)
@@ -266,10 +301,8 @@ public final class TraceFileWriter: @unchecked Sendable {
 
     /// Ends the gzip member, closes the file and enforces the folder's budgets.
     private func finishFile() {
-        guard let current = file else { return }
-        compressed.removeAll(keepingCapacity: true)
-        current.deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish, into: &compressed)
-        _ = writeCompressed()
+        guard file != nil else { return }
+        syncFlush(finish: true)
         if let still = file {
             Foundation.close(still.fd)
             file = nil
