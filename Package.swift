@@ -51,6 +51,20 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "OtecNewsServer",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            path: "Samples/NewsServer"
+        ),
+        .executableTarget(
+            name: "otec-news-server",
+            dependencies: [
+                "OtecNewsServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/NewsServerMain"
+        ),
         .executableTarget(
             name: "trace-producer-fixture",
             dependencies: ["APITraceFormat"],
