@@ -35,11 +35,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "APITraceExport",
+            dependencies: ["APITraceFormat"]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -73,6 +78,10 @@ let package = Package(
         .testTarget(
             name: "APITraceFormatTests",
             dependencies: ["APITraceFormat", "trace-producer-fixture"]
+        ),
+        .testTarget(
+            name: "APITraceExportTests",
+            dependencies: ["APITraceExport", "APITraceFormat"]
         ),
     ]
 )
