@@ -1,0 +1,137 @@
+import APITraceFormat
+
+/// Turns events into metrics in the OpenMetrics text format, for Prometheus (node_exporter's
+/// textfile collector, or any scrape) and the Grafana dashboard in `Dashboards/`.
+///
+/// Names follow OpenTelemetry's HTTP client conventions where they exist
+/// (`http.client.request.duration` becomes `http_client_request_duration_seconds`, attributes
+/// become `http_request_method`, `url_template`, `server_address`, `http_response_status_code`,
+/// `error_type`); apitrace's own metrics start with `apitrace_`. Counters are totals over the
+/// events read, so export the same folder periodically and let Prometheus take rates.
+///
+/// ```swift
+/// var metrics = OpenMetricsExporter()
+/// TraceFileReader(path: file).forEachEvent { metrics.add($0) }
+/// print(metrics.text())
+/// ```
+public struct OpenMetricsExporter {
+    /// Upper bounds of the duration histogram, in seconds (OpenTelemetry's advice for HTTP durations).
+    public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
+
+    private struct RequestKey: Hashable { var method, route, host: String }
+    private struct RequestCountKey: Hashable { var request: RequestKey; var status: String; var errorType: String; var errorClass: String }
+    private struct Histogram { var buckets = [Int](repeating: 0, count: OpenMetricsExporter.durationBuckets.count); var count = 0; var sum = 0.0 }
+
+    private var requests: [RequestCountKey: Double] = [:]
+    private var durations: [RequestKey: Histogram] = [:]
+    private var decodeFailures: [[String]: Int] = [:]
+    private var errors: [String: Int] = [:]
+    private var sse: [[String]: Int] = [:]
+    private var dropped: [String: Int] = [:]
+
+    /// Creates an empty exporter.
+    public init() {}
+
+    /// Counts one event.
+    public mutating func add(_ event: TraceEvent) {
+        switch event.payload {
+        case .request(let r):
+            let key = RequestKey(method: r.method, route: r.route, host: r.host ?? "")
+            let errorClass: String
+            switch r.status {
+            case nil: errorClass = "transport"
+            case let s? where s >= 500: errorClass = "server"
+            case let s? where s >= 400: errorClass = "client"
+            default: errorClass = ""
+            }
+            let errorType = r.error ?? (errorClass == "server" || errorClass == "client" ? String(r.status!) : "")
+            // A sampled success line stands for 1 / sample_rate requests.
+            let weight = r.status.map { $0 < 400 } == true ? 1 / (r.sampleRate ?? 1) : 1
+            requests[RequestCountKey(request: key, status: r.status.map(String.init) ?? "", errorType: errorType, errorClass: errorClass), default: 0] += weight
+            var histogram = durations[key] ?? Histogram()
+            let seconds = r.durationMs / 1000
+            for (i, bound) in Self.durationBuckets.enumerated() where seconds <= bound { histogram.buckets[i] += 1 }
+            histogram.count += 1
+            histogram.sum += seconds
+            durations[key] = histogram
+        case .decodeFailure(let d):
+            decodeFailures[[d.entity, d.kind.rawValue, d.path, d.route ?? ""], default: 0] += 1
+        case .error(let e):
+            errors[e.identity, default: 0] += 1 + (e.suppressed ?? 0)
+        case .sse(let s):
+            sse[[s.phase.rawValue, s.route, s.reason ?? ""], default: 0] += 1
+        case .dropped(let d):
+            dropped[d.reason, default: 0] += d.count
+        case .log:
+            break
+        }
+    }
+
+    /// The metrics as OpenMetrics text, ending with `# EOF`.
+    public func text() -> String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String, unit: String? = nil) {
+            out += "# TYPE \(name) \(type)\n"
+            if let unit { out += "# UNIT \(name) \(unit)\n" }
+            out += "# HELP \(name) \(help)\n"
+        }
+        func labels(_ pairs: [(String, String)]) -> String {
+            "{" + pairs.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
+        }
+        func number(_ v: Double) -> String {
+            v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
+        }
+
+        family("http_client_request_duration_seconds", "histogram", "Duration of HTTP client requests (OpenTelemetry http.client.request.duration).", unit: "seconds")
+        for (key, h) in durations.sorted(by: { ($0.key.method, $0.key.route, $0.key.host) < ($1.key.method, $1.key.route, $1.key.host) }) {
+            let base = [("http_request_method", key.method), ("url_template", key.route), ("server_address", key.host)]
+            for (i, bound) in Self.durationBuckets.enumerated() {
+                out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", String(bound))])) \(h.buckets[i])\n"
+            }
+            out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", "+Inf")])) \(h.count)\n"
+            out += "http_client_request_duration_seconds_count\(labels(base)) \(h.count)\n"
+            out += "http_client_request_duration_seconds_sum\(labels(base)) \(number(h.sum))\n"
+        }
+
+        family("apitrace_http_client_requests", "counter", "HTTP client requests; error_class is server (5xx), transport (no response), client (4xx) or empty. Sampled successes are scaled back.")
+        for (key, value) in requests.sorted(by: { ($0.key.request.method, $0.key.request.route, $0.key.status, $0.key.errorType) < ($1.key.request.method, $1.key.request.route, $1.key.status, $1.key.errorType) }) {
+            out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass)])) \(number(value))\n"
+        }
+
+        family("apitrace_decode_failures", "counter", "Responses that did not decode into their model, by entity, kind and key path.")
+        for (key, value) in decodeFailures.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "apitrace_decode_failures_total\(labels([("entity", key[0]), ("kind", key[1]), ("path", key[2]), ("url_template", key[3])])) \(value)\n"
+        }
+
+        family("apitrace_recorded_errors", "counter", "Errors recorded with recordError, by identity (rate-limited ones included).")
+        for (identity, value) in errors.sorted(by: { $0.key < $1.key }) {
+            out += "apitrace_recorded_errors_total\(labels([("identity", identity)])) \(value)\n"
+        }
+
+        family("apitrace_sse_events", "counter", "Server-Sent Events connection changes: phase is open, close, reconnect or fail.")
+        for (key, value) in sse.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "apitrace_sse_events_total\(labels([("phase", key[0]), ("url_template", key[1]), ("reason", key[2])])) \(value)\n"
+        }
+
+        family("apitrace_dropped_events", "counter", "Events producers had to drop, by reason, as they reported it.")
+        for (reason, value) in dropped.sorted(by: { $0.key < $1.key }) {
+            out += "apitrace_dropped_events_total\(labels([("reason", reason)])) \(value)\n"
+        }
+        out += "# EOF\n"
+        return out
+    }
+
+    /// Label values escape backslash, double quote and newline.
+    static func escape(_ value: String) -> String {
+        var out = ""
+        for c in value {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}
