@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
+        .library(name: "APITraceSSE", targets: ["APITraceSSE"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -35,11 +36,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "APITraceSSE",
+            dependencies: ["APITraceFormat", "APITraceCapture"]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceSSE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,12 +54,23 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceSSE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "APITraceFormatTests",
             dependencies: ["APITraceFormat"]
+        ),
+        .testTarget(
+            name: "APITraceSSETests",
+            dependencies: [
+                "APITraceSSE",
+                "APITraceCapture",
+                "APITraceFormat",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )
