@@ -123,7 +123,7 @@ struct EventSourceTests {
     func idleTimeout() async throws {
         try await SSETestServer.with { base, log in
             let sink = InMemoryTraceSink()
-            let source = makeSource(base, "/silent", sink: sink) { $0.idleTimeout = .milliseconds(300) }
+            let source = makeSource(base, "/silent", sink: sink) { $0.idleTimeout = .seconds(1) }
             let events = try await collect(source)
             #expect(events.map(\.data) == ["one", "two", "three", "four"])
             #expect(log.requests.map(\.lastEventID) == [nil, "2", "4"])

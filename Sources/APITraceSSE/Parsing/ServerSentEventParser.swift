@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An incremental parser for `text/event-stream` bodies, following the WHATWG HTML
 /// "server-sent events" interpretation rules.
 ///
@@ -71,25 +79,26 @@ public struct ServerSentEventParser: Sendable {
             if base[index] == Self.lineFeed { index += 1 }
         }
         var lineStart = index
+        // memchr finds line ends at SIMD speed; CR is rare, so its next position is cached per chunk.
+        var nextCR = Self.find(Self.carriageReturn, base, from: index, to: count)
         while index < count {
-            let byte = base[index]
-            // One comparison rejects almost every byte; CR and LF are both below 14.
-            if byte > Self.carriageReturn || (byte != Self.lineFeed && byte != Self.carriageReturn) {
-                index += 1
-                continue
-            }
+            if nextCR < index { nextCR = Self.find(Self.carriageReturn, base, from: index, to: count) }
+            let nextLF = Self.find(Self.lineFeed, base, from: index, to: nextCR)
+            let lineEnd = min(nextLF, nextCR)
+            if lineEnd == count { break }
+            let byte = base[lineEnd]
             let event: ServerSentEvent?
             if lineBuffer.isEmpty {
-                event = processLine(UnsafeBufferPointer(start: base + lineStart, count: index - lineStart))
+                event = processLine(UnsafeBufferPointer(start: base + lineStart, count: lineEnd - lineStart))
             } else {
                 var line: [UInt8] = []
                 swap(&line, &lineBuffer)
-                line.append(contentsOf: UnsafeBufferPointer(start: base + lineStart, count: index - lineStart))
+                line.append(contentsOf: UnsafeBufferPointer(start: base + lineStart, count: lineEnd - lineStart))
                 event = line.withUnsafeBufferPointer { processLine($0) }
                 line.removeAll(keepingCapacity: true)
                 swap(&line, &lineBuffer)
             }
-            index += 1
+            index = lineEnd + 1
             if byte == Self.carriageReturn {
                 if index < count {
                     if base[index] == Self.lineFeed { index += 1 }
@@ -131,6 +140,13 @@ public struct ServerSentEventParser: Sendable {
         bomResolved = false
     }
 
+    /// Position of the first `byte` in `from..<to`, or `to` when there is none.
+    @inline(__always)
+    private static func find(_ byte: UInt8, _ base: UnsafePointer<UInt8>, from: Int, to: Int) -> Int {
+        guard from < to, let found = memchr(base + from, Int32(byte), to - from) else { return to }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+    }
+
     private mutating func processLine(_ line: UnsafeBufferPointer<UInt8>) -> ServerSentEvent? {
         let count = line.count
         if count == 0 { return dispatch() }
@@ -145,19 +161,19 @@ public struct ServerSentEventParser: Sendable {
         let value = UnsafeBufferPointer(rebasing: line[valueStart..<count])
         let name = UnsafeBufferPointer(rebasing: line[0..<colonIndex])
         switch colonIndex {
-        case 4 where name.elementsEqual("data".utf8):
+        case 4 where name[0] == 0x64 && name[1] == 0x61 && name[2] == 0x74 && name[3] == 0x61:  // data
             dataBuffer.append(contentsOf: value)
             dataBuffer.append(Self.lineFeed)
-        case 5 where name.elementsEqual("event".utf8):
+        case 5 where name[0] == 0x65 && name[1] == 0x76 && name[2] == 0x65 && name[3] == 0x6E && name[4] == 0x74:  // event
             eventTypeBuffer.removeAll(keepingCapacity: true)
             eventTypeBuffer.append(contentsOf: value)
-        case 2 where name.elementsEqual("id".utf8):
+        case 2 where name[0] == 0x69 && name[1] == 0x64:  // id
             if !value.contains(0) {
                 idBuffer.removeAll(keepingCapacity: true)
                 idBuffer.append(contentsOf: value)
                 idChanged = true
             }
-        case 5 where name.elementsEqual("retry".utf8):
+        case 5 where name[0] == 0x72 && name[1] == 0x65 && name[2] == 0x74 && name[3] == 0x72 && name[4] == 0x79:  // retry
             setReconnectionTime(value)
         default:
             break
