@@ -194,6 +194,29 @@ struct EventSourceTests {
         }
     }
 
+    @Test("a refused connection is retried with growing delays and never reported open")
+    func refusedConnection() async throws {
+        // A server that ran and stopped leaves a port nobody listens on.
+        let base = try await SSETestServer.with { base, _ in base }
+        let sink = InMemoryTraceSink()
+        let policy = ReconnectPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(40), random: { $0.upperBound })
+        let source = makeSource(base, "/numbers", sink: sink, policy: policy)
+        let states = StateRecorder()
+        source.onStateChange(states.record)
+        source.start()
+        for _ in 0..<400 where sink.sse(.reconnect).count < 4 { try await Task.sleep(for: .milliseconds(25)) }
+        source.close()
+        await source.waitUntilStopped()
+        let reconnects = sink.sse(.reconnect)
+        #expect(reconnects.count >= 4)
+        #expect(reconnects.prefix(4).map(\.delayMs) == [5, 10, 20, 40])
+        #expect(reconnects.prefix(4).map(\.attempt) == [2, 3, 4, 5])
+        #expect(sink.sse(.open).isEmpty)
+        #expect(sink.sse(.close).prefix(4).allSatisfy { $0.reason == "network_error" && $0.status == nil && $0.events == 0 })
+        #expect(!states.all.contains(.open))
+        #expect(states.all.last == .closed)
+    }
+
     @Test("close() ends the sequence, closes the connection and traces closed_by_client")
     func closeStopsEverything() async throws {
         try await SSETestServer.with { base, log in

@@ -168,8 +168,9 @@ public final class EventSource: Sendable {
             shared.subscribers.removeAll()
             return (subscribers, wasClosed ? [] : shared.stateListeners)
         }
-        for subscriber in subscribers { subscriber.finish(throwing: failure) }
+        // Listeners first: code after the end of an `events()` loop sees the final state already reported.
         for listener in listeners { listener(.closed) }
+        for subscriber in subscribers { subscriber.finish(throwing: failure) }
     }
 
     func trace(_ sse: TraceEvent.SSE) {
