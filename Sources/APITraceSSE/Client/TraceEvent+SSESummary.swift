@@ -7,6 +7,7 @@ extension TraceEvent.SSE {
     /// connected to /news/stream (attempt 1, HTTP 200, 12 ms)
     /// connection closed: end_of_stream after 17 events (60.0 s)
     /// reconnecting in 1.20 s (attempt 2, Last-Event-ID 42)
+    /// the server ended the stream for good (HTTP 204); not reconnecting
     /// gave up: http_status (HTTP 500)
     /// ```
     public var summary: String {
@@ -14,6 +15,8 @@ extension TraceEvent.SSE {
         case .open:
             let time = durationMs.map { ", \(Int($0.rounded())) ms" } ?? ""
             return "connected to \(route) (attempt \(attempt ?? 0), HTTP \(status ?? 0)\(time))"
+        case .close where status == 204:
+            return "the server ended the stream for good (HTTP 204); not reconnecting"
         case .close:
             let how = reason ?? "closed"
             let statusText = status.map { $0 == 200 ? "" : " (HTTP \($0))" } ?? ""
