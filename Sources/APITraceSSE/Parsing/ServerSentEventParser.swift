@@ -206,7 +206,7 @@ public struct ServerSentEventParser: Sendable {
         let data = String(decoding: dataBuffer, as: UTF8.self)
         let type = eventTypeBuffer.isEmpty ? "message" : String(decoding: eventTypeBuffer, as: UTF8.self)
         dataBuffer.removeAll(keepingCapacity: true)
-        eventTypeBuffer.removeAll(keepingCapacity: true)
+        if !eventTypeBuffer.isEmpty { eventTypeBuffer.removeAll(keepingCapacity: true) }
         return ServerSentEvent(id: lastEventID, type: type, data: data)
     }
 }
