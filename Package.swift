@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
+        .library(name: "APITraceSSE", targets: ["APITraceSSE"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -36,6 +37,10 @@ let package = Package(
             ]
         ),
         .target(
+            name: "APITraceSSE",
+            dependencies: ["APITraceFormat", "APITraceCapture"]
+        ),
+        .target(
             name: "APITraceExport",
             dependencies: ["APITraceFormat"]
         ),
@@ -44,6 +49,7 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceSSE",
                 "APITraceExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -53,6 +59,7 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceSSE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -82,6 +89,16 @@ let package = Package(
         .testTarget(
             name: "APITraceExportTests",
             dependencies: ["APITraceExport", "APITraceFormat"]
+        ),
+        .testTarget(
+            name: "APITraceSSETests",
+            dependencies: [
+                "APITraceSSE",
+                "APITraceCapture",
+                "APITraceFormat",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

@@ -1,0 +1,62 @@
+/// When an ``EventSource`` reconnects: exponential backoff with "equal jitter", a cap, and a reset
+/// once a connection stayed healthy.
+///
+/// The delay before the n-th consecutive reconnect (n from 0) is drawn from `d/2 ... d` where
+/// `d = min(maximumDelay, base * 2^n)` and `base` is the server's `retry` when it sent one, else
+/// ``initialDelay``. The defaults follow launchdarkly/swift-eventsource: 1 s, cap 30 s, reset after 60 s.
+///
+/// ```swift
+/// var policy = ReconnectPolicy()
+/// policy.maximumDelay = .seconds(10)
+/// ```
+public struct ReconnectPolicy: Sendable {
+    /// Base delay until the server sends `retry`. Default 1 s.
+    public var initialDelay: Duration
+    /// Longest delay, jitter included. Default 30 s.
+    public var maximumDelay: Duration
+    /// A connection that stayed open this long resets the backoff to the base delay. Default 60 s.
+    public var resetAfter: Duration
+    /// Draws a number in the given range; replaceable to make delays reproducible.
+    public var random: @Sendable (ClosedRange<Double>) -> Double
+
+    /// Creates a policy with the defaults above.
+    public init(
+        initialDelay: Duration = .seconds(1),
+        maximumDelay: Duration = .seconds(30),
+        resetAfter: Duration = .seconds(60),
+        random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
+    ) {
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.resetAfter = resetAfter
+        self.random = random
+    }
+
+    /// The upper bound `d`, in milliseconds, of the delay before reconnect number `retry` (0 for the first
+    /// after a healthy connection), given the server's `retry` in milliseconds if any. The delay lies in `d/2 ... d`.
+    public func delayCeilingMilliseconds(retry: Int, serverRetryMilliseconds: Int?) -> Double {
+        let base = serverRetryMilliseconds.map(Double.init) ?? initialDelay.milliseconds
+        let exponential = base * Double(sign: .plus, exponent: min(retry, 62), significand: 1)
+        return min(maximumDelay.milliseconds, exponential)
+    }
+
+    /// The delay in milliseconds before reconnect number `retry`: `d/2` plus a random part up to `d/2`.
+    public func delayMilliseconds(retry: Int, serverRetryMilliseconds: Int?) -> Double {
+        let half = delayCeilingMilliseconds(retry: retry, serverRetryMilliseconds: serverRetryMilliseconds) / 2
+        return half + random(0...half)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+
+    /// The duration in milliseconds, as a `Double` (exact for whole milliseconds).
+    var milliseconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) * 1000 + Double(attoseconds) / 1e15
+    }
+}

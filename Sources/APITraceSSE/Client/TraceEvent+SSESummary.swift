@@ -1,0 +1,40 @@
+import APITraceFormat
+
+extension TraceEvent.SSE {
+    /// One human line for a connection change, as `apitrace listen` prints them to standard error.
+    ///
+    /// ```text
+    /// connected to /news/stream (attempt 1, HTTP 200, 12 ms)
+    /// connection closed: end_of_stream after 17 events (60.0 s)
+    /// reconnecting in 1.20 s (attempt 2, Last-Event-ID 42)
+    /// the server ended the stream for good (HTTP 204); not reconnecting
+    /// gave up: http_status (HTTP 500)
+    /// ```
+    public var summary: String {
+        switch phase {
+        case .open:
+            let time = durationMs.map { ", \(Int($0.rounded())) ms" } ?? ""
+            return "connected to \(route) (attempt \(attempt ?? 0), HTTP \(status ?? 0)\(time))"
+        case .close where status == 204:
+            return "the server ended the stream for good (HTTP 204); not reconnecting"
+        case .close:
+            let how = reason ?? "closed"
+            let statusText = status.map { $0 == 200 ? "" : " (HTTP \($0))" } ?? ""
+            let time = durationMs.map { " (" + Self.seconds($0) + ")" } ?? ""
+            return "connection closed: \(how)\(statusText) after \(events ?? 0) events\(time)"
+        case .reconnect:
+            let id = lastEventID.map { ", Last-Event-ID \($0)" } ?? ""
+            return "reconnecting in \(Self.seconds(delayMs ?? 0)) (attempt \(attempt ?? 0)\(id))"
+        case .fail:
+            return "gave up: \(reason ?? "failed")\(status.map { " (HTTP \($0))" } ?? "")"
+        default:
+            return "\(phase) \(route)"
+        }
+    }
+
+    private static func seconds(_ milliseconds: Double) -> String {
+        let hundredths = Int((milliseconds / 10).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// A real SSE server on 127.0.0.1 (ephemeral port) with the misbehaviours the client must survive.
+///
+/// Routes:
+/// - `GET /numbers?total=N&drop=K&mode=end|error|partial&retry=MS`: events `id: n` with two-line data
+///   `event n` / `line 2`, from `Last-Event-ID` + 1, at most K per connection, with comments between.
+///   After K events the connection ends cleanly (`end`), breaks (`error`), or breaks in the middle of
+///   an event (`partial`). A request whose `Last-Event-ID` is N gets 204.
+/// - `GET /silent`: events 1 and 2, then silence for 20 s; with `Last-Event-ID: 2`, events 3 and 4 and
+///   the end; with 4, 204.
+/// - `GET /endless`: an event every 20 ms until the client goes away.
+/// - `GET /typed`: events of types `news`, `ping` (default `message`), `news`, then 204 on reconnect.
+/// - `POST /echo`: one event with the body, the method and the `X-Custom` header, then 204 on reconnect.
+/// - `GET /status/{code}`: that status; `GET /flaky?failures=N`: 500 N times, then `/numbers` behaviour.
+/// - `GET /wrong-type`: 200 `text/plain`.
+struct SSETestServer {
+    /// One request as the server saw it.
+    struct Seen: Sendable {
+        var path: String
+        var lastEventID: String?
+        var at: ContinuousClock.Instant
+    }
+
+    final class Log: Sendable {
+        private let seen = Mutex<[Seen]>([])
+        private let endedStreams = Mutex(0)
+        private let counters = Mutex<[String: Int]>([:])
+
+        func record(_ request: Request) {
+            let id = request.headers[HTTPField.Name("Last-Event-ID")!]
+            seen.withLock { $0.append(Seen(path: request.uri.path, lastEventID: id, at: .now)) }
+        }
+        var requests: [Seen] { seen.withLock { $0 } }
+        func streamEnded() { endedStreams.withLock { $0 += 1 } }
+        var streamsEnded: Int { endedStreams.withLock { $0 } }
+        func next(_ key: String) -> Int { counters.withLock { $0[key, default: 0] += 1; return $0[key]! } }
+    }
+
+    struct Drop: Error {}
+
+    /// Runs `body` with the base URL of a fresh server, then stops the server.
+    static func with<T: Sendable>(_ body: @Sendable (URL, Log) async throws -> T) async throws -> T {
+        let log = Log()
+        let router = Router()
+        addRoutes(to: router, log: log)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "sse-test-server")
+        logger.logLevel = .critical
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            logger: logger
+        )
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw Drop() }
+            let url = URL(string: "http://127.0.0.1:\(port)")!
+            do {
+                let result = try await body(url, log)
+                group.cancelAll()
+                return result
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+        }
+    }
+
+    static func eventStream(_ write: @escaping @Sendable (inout any ResponseBodyWriter) async throws -> Void) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: ResponseBody { writer in
+            try await write(&writer)
+            try await writer.finish(nil)
+        })
+    }
+
+    static func addRoutes(to router: Router<BasicRequestContext>, log: Log) {
+        router.get("numbers") { request, _ in
+            log.record(request)
+            return numbers(request, log: log)
+        }
+        router.get("flaky") { request, _ in
+            log.record(request)
+            let failures = request.uri.queryParameters.get("failures", as: Int.self) ?? 2
+            if log.next("flaky") <= failures { return Response(status: .internalServerError) }
+            return numbers(request, log: log)
+        }
+        router.get("silent") { request, _ in
+            log.record(request)
+            let last = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { Int($0) } ?? 0
+            if last >= 4 { return Response(status: .noContent) }
+            return eventStream { writer in
+                if last < 2 {
+                    try await writer.write(ByteBuffer(string: "id: 1\ndata: one\n\nid: 2\ndata: two\n\n"))
+                    try? await Task.sleep(for: .seconds(20))
+                } else {
+                    try await writer.write(ByteBuffer(string: "id: 3\ndata: three\n\nid: 4\ndata: four\n\n"))
+                }
+            }
+        }
+        router.get("endless") { request, _ in
+            log.record(request)
+            return Response(status: .ok, headers: [.contentType: "text/event-stream"], body: ResponseBody { writer in
+                defer { log.streamEnded() }
+                var n = 0
+                while !Task.isCancelled {
+                    n += 1
+                    try await writer.write(ByteBuffer(string: "id: \(n)\ndata: tick \(n)\n\n"))
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            })
+        }
+        router.get("typed") { request, _ in
+            log.record(request)
+            if request.headers[HTTPField.Name("Last-Event-ID")!] != nil { return Response(status: .noContent) }
+            return eventStream { writer in
+                try await writer.write(ByteBuffer(string: "event: news\nid: 1\ndata: a\n\ndata: b\nid: 2\n\nevent: news\nid: 3\ndata: c\n\n"))
+            }
+        }
+        router.post("echo") { request, _ in
+            log.record(request)
+            if request.headers[HTTPField.Name("Last-Event-ID")!] != nil { return Response(status: .noContent) }
+            let body = try await String(buffer: request.body.collect(upTo: 1 << 16))
+            let custom = request.headers[HTTPField.Name("X-Custom")!] ?? "-"
+            return eventStream { writer in
+                try await writer.write(ByteBuffer(string: "id: 1\ndata: \(request.method.rawValue) \(body) \(custom)\n\n"))
+            }
+        }
+        router.get("status/:code") { request, context in
+            log.record(request)
+            let code = context.parameters.get("code", as: Int.self) ?? 500
+            return Response(status: .init(code: code), body: ResponseBody(byteBuffer: ByteBuffer(string: "no\n")))
+        }
+        router.get("wrong-type") { request, _ in
+            log.record(request)
+            return Response(status: .ok, headers: [.contentType: "text/plain"], body: ResponseBody(byteBuffer: ByteBuffer(string: "data: x\n\n")))
+        }
+    }
+
+    /// The `/numbers` stream: see the type's documentation.
+    static func numbers(_ request: Request, log: Log) -> Response {
+        let query = request.uri.queryParameters
+        let total = query.get("total", as: Int.self) ?? 12
+        let drop = query.get("drop", as: Int.self) ?? 5
+        let mode = query.get("mode") ?? "end"
+        let retry = query.get("retry", as: Int.self) ?? 40
+        let last = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { Int($0) } ?? 0
+        if last >= total { return Response(status: .noContent) }
+        return eventStream { writer in
+            try await writer.write(ByteBuffer(string: ": hello\nretry: \(retry)\n\n"))
+            let end = min(last + drop, total)
+            for n in (last + 1)...end {
+                // Split inside a line so the client's parser sees events across chunks.
+                try await writer.write(ByteBuffer(string: "id: \(n)\r\ndata: event \(n)\r\nda"))
+                try await Task.sleep(for: .milliseconds(1))
+                try await writer.write(ByteBuffer(string: "ta: line 2\r\n\r\n: keep-alive\n"))
+            }
+            switch mode {
+            case "error":
+                throw Drop()
+            case "partial":
+                try await writer.write(ByteBuffer(string: "id: \(end + 1)\ndata: half an event\n"))
+                try await Task.sleep(for: .milliseconds(5))
+                throw Drop()
+            default:
+                return
+            }
+        }
+    }
+}
