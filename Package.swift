@@ -6,7 +6,8 @@ import PackageDescription
 // A lower module never imports a higher one.
 let package = Package(
     name: "apitrace",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    // Synchronization.Mutex needs macOS 15 and iOS 18.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
