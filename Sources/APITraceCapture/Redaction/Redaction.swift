@@ -71,15 +71,17 @@ public struct Redaction: Sendable, Equatable {
             components.user = nil
             components.password = nil
         }
-        if let items = components.queryItems {
-            components.percentEncodedQuery = items.map { item in
-                let name = item.name.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? item.name
-                guard let value = item.value else { return name }
-                let shown = isSensitiveParameter(item.name) ? replacement : (value.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? value)
-                return name + "=" + shown
-            }.joined(separator: "&")
+        // Built by hand: the replacement's brackets are not valid in a percent-encoded query.
+        let query = components.percentEncodedQuery
+        let fragment = components.percentEncodedFragment
+        components.percentEncodedQuery = nil
+        components.percentEncodedFragment = nil
+        guard var text = components.string else { return redactText(url.absoluteString) }
+        if let query {
+            text += "?" + redactText(query)
         }
-        return components.string ?? redactText(url.absoluteString)
+        if let fragment { text += "#" + redactText(fragment) }
+        return text
     }
 
     /// Rewrites the free-text fields of an event (messages, metadata, user info) and strips any
