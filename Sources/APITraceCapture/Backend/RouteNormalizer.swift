@@ -21,28 +21,43 @@ public struct RouteNormalizer: Sendable, Equatable {
 
     /// The route for `path`.
     public func normalize(_ path: String) -> String {
-        var segments: [Substring] = []
-        var changed = false
-        var rest = Substring(path)
-        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            rest = rest[..<end]
-            changed = true
-        }
-        for segment in rest.split(separator: "/", omittingEmptySubsequences: false) {
-            if isID(segment) {
-                segments.append(Substring(placeholder))
-                changed = true
-            } else {
-                segments.append(segment)
+        var path = path
+        return path.withUTF8 { normalize(bytes: $0) }
+    }
+
+    /// The route for the path in `bytes`, stopping at `?` or `#`; copies only when something changes.
+    func normalize(bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var end = 0
+        while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        if end == 0 { return "/" }
+        var output: [UInt8] = []
+        var copied = 0  // bytes[0..<copied] are already accounted for in `output`
+        var segmentStart = 0
+        var index = 0
+        while index <= end {
+            if index == end || bytes[index] == UInt8(ascii: "/") {
+                if index > segmentStart, isID(UnsafeBufferPointer(rebasing: bytes[segmentStart..<index])) {
+                    if output.isEmpty { output.reserveCapacity(end + 8) }
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<segmentStart]))
+                    output.append(contentsOf: placeholder.utf8)
+                    copied = index
+                }
+                segmentStart = index + 1
             }
+            index += 1
         }
-        if rest.isEmpty { return "/" }
-        return changed ? segments.joined(separator: "/") : String(rest)
+        if copied == 0 { return String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self) }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<end]))
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// Whether a path segment looks like an id.
     public func isID(_ segment: Substring) -> Bool {
-        let bytes = segment.utf8
+        var text = String(segment)
+        return text.withUTF8 { isID($0) }
+    }
+
+    func isID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty else { return false }
         var digits = 0
         var hex = 0
@@ -60,7 +75,7 @@ public struct RouteNormalizer: Sendable, Equatable {
         return dashes == 0 && hex >= minimumHexLength && digits > 0
     }
 
-    private func isUUIDShape(_ bytes: Substring.UTF8View) -> Bool {
+    private func isUUIDShape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         for b in bytes {
             let dash = index == 8 || index == 13 || index == 18 || index == 23

@@ -24,7 +24,7 @@ public struct TraceParent: Sendable, Equatable {
         let random = FastRandom.shared
         var high = random.next()
         if high == 0 { high = 1 }
-        return TraceParent(traceID: hex(high) + hex(random.next()), parentID: hex(random.next() | 1), flags: 1)
+        return TraceParent(traceID: hex(high, random.next()), parentID: hex(random.next() | 1), flags: 1)
     }
 
     /// Parses a header value; `nil` when it is not version `00` with valid, non-zero ids.
@@ -40,11 +40,33 @@ public struct TraceParent: Sendable, Equatable {
 
     /// The header value.
     public var headerValue: String {
-        "00-\(traceID)-\(parentID)-" + (flags < 16 ? "0" : "") + String(flags, radix: 16)
+        var text = "00-"
+        text.reserveCapacity(55)
+        text += traceID
+        text += "-"
+        text += parentID
+        text += "-"
+        text += String(unsafeUninitializedCapacity: 2) { buffer in
+            buffer[0] = Self.digits[Int(flags >> 4)]
+            buffer[1] = Self.digits[Int(flags & 15)]
+            return 2
+        }
+        return text
     }
 
-    private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex of the values, 16 digits each, written straight into the string's storage.
+    private static func hex(_ values: UInt64...) -> String {
+        String(unsafeUninitializedCapacity: values.count * 16) { buffer in
+            var index = 0
+            for value in values {
+                for shift in stride(from: 60, through: 0, by: -4) {
+                    buffer[index] = digits[Int((value >> UInt64(shift)) & 15)]
+                    index += 1
+                }
+            }
+            return index
+        }
     }
 }

@@ -45,7 +45,7 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
                 traceID = parent.traceID
             }
         }
-        let route = request.route ?? normalizer.normalize(request.url.path)
+        let route = request.route ?? request.url.traceRoute(normalizer)
         let logging = tracer.configuration.logging
         if logging.isEnabled(.trace) {
             let headers = tracer.configuration.redaction.redact(headers: request.headers)
@@ -57,7 +57,7 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
             let response = try await base.perform(request)
             let elapsed = start.duration(to: clock.now)
             let event = TraceEvent.Request(
-                method: request.method, route: route, host: request.url.host, status: response.status,
+                method: request.method, route: route, host: request.url.traceHost, status: response.status,
                 durationMs: elapsed.milliseconds, bytesIn: Int64(response.body.count), bytesOut: Int64(request.body?.count ?? 0),
                 error: nil, attempt: request.attempt
             )
@@ -70,7 +70,7 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
             let elapsed = start.duration(to: clock.now)
             let identity = ErrorIdentity.of(error)
             let event = TraceEvent.Request(
-                method: request.method, route: route, host: request.url.host, status: nil,
+                method: request.method, route: route, host: request.url.traceHost, status: nil,
                 durationMs: elapsed.milliseconds, bytesIn: nil, bytesOut: Int64(request.body?.count ?? 0),
                 error: identity, attempt: request.attempt
             )

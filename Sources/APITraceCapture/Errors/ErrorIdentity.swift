@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Stable, low-cardinality names for errors, as written in `identity`, `underlying` and a request's `error`.
 ///
@@ -33,10 +34,21 @@ public enum ErrorIdentity {
 
     /// The identity computed without ``TraceableError``: enum case, URL error name, domain and code, or type.
     public static func reflectedIdentity(of error: any Error) -> String {
+        let type = Swift.type(of: error)
+        if let name = enumCaseName(error) {
+            // Enum identities are cached by type and case: the hot path of `recordError`.
+            let key = CaseKey(type: ObjectIdentifier(type), name: UInt(bitPattern: name))
+            if let cached = caseIdentities.withLock({ $0[key] }) { return cached }
+            let identity = typeName(of: error) + "." + String(cString: name)
+            caseIdentities.withLock { cache in
+                if cache.count > 4096 { cache.removeAll() }
+                cache[key] = identity
+            }
+            return identity
+        }
         if let urlError = error as? URLError { return "URLError." + urlErrorName(urlError.code.rawValue) }
-        let type = typeName(of: error)
-        if Mirror(reflecting: error).displayStyle == .enum, let name = caseName(of: error) {
-            return type + "." + name
+        if Mirror(reflecting: error).displayStyle == .enum, let label = Mirror(reflecting: error).children.first?.label {
+            return typeName(of: error) + "." + label
         }
         if isNSError(error) {
             let ns = error as NSError
@@ -46,21 +58,21 @@ public enum ErrorIdentity {
         if let custom = error as? any CustomNSError {
             return "\(Swift.type(of: custom).errorDomain)#\(custom.errorCode)"
         }
-        return type
+        return typeName(of: error)
     }
+
+    private struct CaseKey: Hashable {
+        var type: ObjectIdentifier
+        var name: UInt
+    }
+
+    private static let caseIdentities = Mutex<[CaseKey: String]>([:])
 
     /// The type's name without the module, such as `APIClient.Failure` for a nested type.
     static func typeName(of error: any Error) -> String {
         let full = String(reflecting: Swift.type(of: error))
         guard let dot = full.firstIndex(of: "."), !full[..<dot].contains("<") else { return full }
         return String(full[full.index(after: dot)...])
-    }
-
-    /// The case name of an enum value, without associated values, ignoring any custom description.
-    static func caseName(of value: any Error) -> String? {
-        if let label = Mirror(reflecting: value).children.first?.label { return label }
-        guard let pointer = enumCaseName(value) else { return nil }
-        return String(cString: pointer)
     }
 
     private static func isNSError(_ error: any Error) -> Bool {
@@ -79,6 +91,8 @@ public enum ErrorIdentity {
     }
 }
 
-/// The runtime's name for the case of an enum value without payload (what `print` uses).
+/// The runtime's name for the case of an enum value, payload or not, ignoring any custom
+/// description (what `print` uses); `nil` for values that are not enums. The pointer is to
+/// static metadata and stays valid.
 @_silgen_name("swift_EnumCaseName")
 private func enumCaseName<T>(_ value: T) -> UnsafePointer<CChar>?

@@ -50,8 +50,20 @@ public struct Redaction: Sendable, Equatable {
 
     /// Whether a query parameter's value must be hidden.
     public func isSensitiveParameter(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        for word in queryParameterNames where lower.contains(word) { return true }
+        let lower = Array(name.lowercased().utf8)
+        for word in queryParameterNames where Self.contains(lower, Array(word.utf8)) { return true }
+        return false
+    }
+
+    /// Byte substring search; Foundation's `contains` goes through `NSString` on Linux.
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) {
+            var k = 0
+            while k < needle.count, haystack[start + k] == needle[k] { k += 1 }
+            if k == needle.count { return true }
+        }
         return false
     }
 
@@ -89,7 +101,8 @@ public struct Redaction: Sendable, Equatable {
     public func redact(_ event: inout TraceEvent) {
         switch event.payload {
         case .request(var request):
-            if let query = request.route.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            if request.route.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+               let query = request.route.firstIndex(where: { $0 == "?" || $0 == "#" }) {
                 request.route = String(request.route[..<query])
                 event.payload = .request(request)
             }

@@ -8,9 +8,7 @@ extension Tracer {
         _ level: LogLevel, _ message: @autoclosure () -> String, metadata: [String: String] = [:],
         file: String = #fileID, line: Int = #line
     ) {
-        let logging = configuration.logging
         guard logging.isEnabled(level) else { return }
-        let redaction = configuration.redaction
         var safeMetadata = metadata
         for (key, value) in metadata { safeMetadata[key] = redaction.redactText(value) }
         logging.write(LogRecord(level: level, message: redaction.redactText(message()), metadata: safeMetadata, file: file, line: line))

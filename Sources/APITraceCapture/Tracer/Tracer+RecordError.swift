@@ -17,13 +17,21 @@ extension Tracer {
         file: String = #fileID, line: Int = #line
     ) {
         let identity = ErrorIdentity.of(error)
+        // The limit is checked before the message and user info are built, so a suppressed error costs little.
+        var suppressed: Int?
+        if let errorLimiter {
+            switch errorLimiter.admit(identity) {
+            case .suppress: return
+            case .admit(let count): suppressed = count > 0 ? count : nil
+            }
+        }
         var info: [String: String] = [:]
         for (key, value) in userInfo { info[key] = String(describing: value) }
         let message = String(describing: error)
         let written = submit(TraceEvent(.error(.init(
             identity: identity, message: message, userInfo: info, underlying: ErrorIdentity.underlyingChain(of: error),
-            route: route, file: file, line: line
-        ))))
+            route: route, file: file, line: line, suppressed: suppressed
+        ))), rateLimited: true)
         guard written else { return }
         log(.error, "error \(identity)\(route.map { " on \($0)" } ?? ""): \(message)", file: file, line: line)
     }

@@ -20,6 +20,11 @@ public final class Tracer: Sendable {
 
     let errorLimiter: RateLimiter?
     let sampler: Sampler
+    // Copies of configuration fields, so the hot path does not copy the whole configuration.
+    let redaction: Redaction
+    let session: String?
+    let eventHook: (@Sendable (TraceEvent) -> TraceEvent?)?
+    let logging: LoggingFunction
 
     /// Creates a tracer sending events to `sinks`.
     public init(sinks: [any TraceSink], configuration: Configuration = Configuration()) {
@@ -27,6 +32,10 @@ public final class Tracer: Sendable {
         self.configuration = configuration
         self.errorLimiter = configuration.errorRateLimit.map(RateLimiter.init)
         self.sampler = Sampler(successRate: configuration.sampling.successRate)
+        self.redaction = configuration.redaction
+        self.session = configuration.session
+        self.eventHook = configuration.eventHook
+        self.logging = configuration.logging
     }
 
     /// Sends an event through the configured steps to every sink.
@@ -38,7 +47,7 @@ public final class Tracer: Sendable {
 
     /// Runs the steps and delivers the event; `false` when a step held it back.
     @discardableResult
-    func submit(_ event: TraceEvent) -> Bool {
+    func submit(_ event: TraceEvent, rateLimited: Bool = false) -> Bool {
         var event = event
         switch event.payload {
         case .request(var request):
@@ -48,7 +57,7 @@ public final class Tracer: Sendable {
                 event.payload = .request(request)
             }
         case .error(var error):
-            if let errorLimiter {
+            if let errorLimiter, !rateLimited {
                 switch errorLimiter.admit(error.identity) {
                 case .suppress:
                     return false
@@ -62,9 +71,9 @@ public final class Tracer: Sendable {
         default:
             break
         }
-        configuration.redaction.redact(&event)
-        if event.session == nil { event.session = configuration.session }
-        if let hook = configuration.eventHook {
+        redaction.redact(&event)
+        if event.session == nil { event.session = session }
+        if let hook = eventHook {
             guard let rewritten = hook(event) else { return false }
             event = rewritten
         }
