@@ -50,3 +50,20 @@ struct DictionaryParserTests {
         #expect(failures.map(\.kind) == [.keyNotFound, .typeMismatch, .keyNotFound])
     }
 }
+
+@Suite("Dictionary parsing of top-level arrays")
+struct DictionaryParserTopLevelTests {
+    @Test("a top-level array is parsed lossily; invalid JSON is recorded and thrown")
+    func topLevel() throws {
+        let (tracer, sink) = makeTracer()
+        let parser = DictionaryParser(tracer: tracer)
+        let apps = try parser.entities(DictionaryApp.self, from: Data(#"[{"id":1,"name":"a","stability":1},{"id":2,"name":"b"},7]"#.utf8))
+        #expect(apps.map(\.id) == [1])
+        #expect(throws: DictionaryParsingError.self) {
+            _ = try parser.entities(DictionaryApp.self, from: Data("{oops".utf8))
+        }
+        let failures = sink.events.compactMap(\.decodeFailure)
+        #expect(failures.map(\.path) == ["[1].stability", "[2]", ""])
+        #expect(failures.map(\.kind) == [.keyNotFound, .typeMismatch, .dataCorrupted])
+    }
+}

@@ -46,10 +46,10 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
             }
         }
         let route = request.route ?? request.url.traceRoute(normalizer)
-        let logging = tracer.configuration.logging
+        let logging = tracer.logging
         if logging.isEnabled(.trace) {
-            let headers = tracer.configuration.redaction.redact(headers: request.headers)
-            tracer.log(.trace, "\(request.method) \(tracer.configuration.redaction.redact(url: request.url)) headers", metadata: headers)
+            let headers = tracer.redaction.redact(headers: request.headers)
+            tracer.log(.trace, "\(request.method) \(tracer.redaction.redact(url: request.url)) headers", metadata: headers)
         }
         let clock = ContinuousClock()
         let start = clock.now

@@ -59,7 +59,12 @@ public struct DictionaryParser: Sendable {
         if let keyPath {
             object = try value(at: keyPath, in: try dictionary(from: data, entity: entity, route: route), entity: entity, route: route)
         } else {
-            object = try JSONSerialization.jsonObject(with: data)
+            do {
+                object = try JSONSerialization.jsonObject(with: data)
+            } catch {
+                tracer.recordDecodeFailure(.init(route: route, entity: entity, kind: .dataCorrupted, path: "", message: "not valid JSON"))
+                throw DictionaryParsingError(.dataCorrupted, key: "", expected: "JSON")
+            }
         }
         guard let array = object as? [Any] else {
             throw recordMismatch(entity: entity, path: keyPath ?? "", expected: "array", route: route)
