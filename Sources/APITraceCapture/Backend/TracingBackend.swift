@@ -58,12 +58,12 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
             let elapsed = start.duration(to: clock.now)
             let event = TraceEvent.Request(
                 method: request.method, route: route, host: request.url.traceHost, status: response.status,
-                durationMs: elapsed.milliseconds, bytesIn: Int64(response.body.count), bytesOut: Int64(request.body?.count ?? 0),
+                durationMs: elapsed.traceMilliseconds, bytesIn: Int64(response.body.count), bytesOut: Int64(request.body?.count ?? 0),
                 error: nil, attempt: request.attempt
             )
             tracer.record(TraceEvent(traceID: traceID, .request(event)))
             if logging.isEnabled(.debug) {
-                tracer.log(.debug, "\(request.method) \(route) -> \(response.status) (\(event.durationMs.formattedMilliseconds) ms)")
+                tracer.log(.debug, "\(request.method) \(route) -> \(response.status) (\(event.durationMs.traceFormattedMilliseconds) ms)")
             }
             return response
         } catch {
@@ -71,11 +71,11 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
             let identity = ErrorIdentity.of(error)
             let event = TraceEvent.Request(
                 method: request.method, route: route, host: request.url.traceHost, status: nil,
-                durationMs: elapsed.milliseconds, bytesIn: nil, bytesOut: Int64(request.body?.count ?? 0),
+                durationMs: elapsed.traceMilliseconds, bytesIn: nil, bytesOut: Int64(request.body?.count ?? 0),
                 error: identity, attempt: request.attempt
             )
             tracer.record(TraceEvent(traceID: traceID, .request(event)))
-            tracer.log(.warning, "\(request.method) \(route) failed after \(event.durationMs.formattedMilliseconds) ms: \(identity): \(error)")
+            tracer.log(.warning, "\(request.method) \(route) failed after \(event.durationMs.traceFormattedMilliseconds) ms: \(identity): \(error)")
             throw error
         }
     }
@@ -83,14 +83,14 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
 
 extension Duration {
     /// The duration in milliseconds, with sub-millisecond precision.
-    var milliseconds: Double {
+    var traceMilliseconds: Double {
         Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
 }
 
 extension Double {
     /// One decimal, as in `12.4`.
-    var formattedMilliseconds: String {
+    var traceFormattedMilliseconds: String {
         String((self * 10).rounded() / 10)
     }
 }
