@@ -12,13 +12,18 @@ let package = Package(
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
         .library(name: "APITraceSSE", targets: ["APITraceSSE"]),
+        .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +50,14 @@ let package = Package(
             name: "APITraceExport",
             dependencies: ["APITraceFormat"]
         ),
+        .target(
+            name: "APITraceOpenAPI",
+            dependencies: [
+                "APITraceCapture",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
@@ -62,6 +75,7 @@ let package = Package(
                 "APITraceCapture",
                 "APITraceSSE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -99,6 +113,26 @@ let package = Package(
                 "APITraceFormat",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "APITraceCaptureTests",
+            dependencies: [
+                "APITraceCapture",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "APITraceOpenAPITests",
+            dependencies: [
+                "APITraceOpenAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ]

@@ -1,29 +1,99 @@
 import APITraceFormat
 import Synchronization
 
-/// Owns the sinks that events go to. Set one up once with ``bootstrap(_:)``, or pass instances
-/// around in code that avoids globals.
+/// Owns the configuration and the sinks that events go to. Set one up once with ``bootstrap(_:)``,
+/// or pass instances around in code that avoids globals.
 ///
 /// ```swift
-/// Tracer.bootstrap(Tracer(sinks: [TraceFileWriter(configuration: .init(directory: "traces"))]))
-/// Tracer.shared.record(TraceEvent(.log(.init(level: "info", message: "hello"))))
+/// Tracer.bootstrap(Tracer(sinks: [TraceFileWriter(configuration: .init(directory: TraceDirectory.default))]))
+/// Tracer.shared.recordError(error, userInfo: ["screen": "apps"])
 /// ```
+///
+/// Every event goes through the same steps before the sinks, on the caller's thread:
+/// rate limiting (`error` events), sampling (successful `request` events), redaction of free text,
+/// the session id, then the user's ``Configuration/eventHook``, which may rewrite or drop it.
 public final class Tracer: Sendable {
     /// The sinks every event goes to.
     public let sinks: [any TraceSink]
+    /// How events are filtered, redacted and logged.
+    public let configuration: Configuration
+
+    let errorLimiter: RateLimiter?
+    let sampler: Sampler
+    // Copies of configuration fields, so the hot path does not copy the whole configuration.
+    let redaction: Redaction
+    let session: String?
+    let eventHook: (@Sendable (TraceEvent) -> TraceEvent?)?
+    let logging: LoggingFunction
 
     /// Creates a tracer sending events to `sinks`.
-    public init(sinks: [any TraceSink]) {
+    public init(sinks: [any TraceSink], configuration: Configuration = Configuration()) {
         self.sinks = sinks
+        self.configuration = configuration
+        self.errorLimiter = configuration.errorRateLimit.map(RateLimiter.init)
+        self.sampler = Sampler(successRate: configuration.sampling.successRate)
+        self.redaction = configuration.redaction
+        self.session = configuration.session
+        self.eventHook = configuration.eventHook
+        self.logging = configuration.logging
     }
 
-    /// Sends an event to every sink.
+    /// Sends an event through the configured steps to every sink.
+    ///
+    /// Never throws and never blocks on I/O: sinks queue events, and a sink's failure stays inside it.
     public func record(_ event: TraceEvent) {
+        submit(event)
+    }
+
+    /// Runs the steps and delivers the event; `false` when a step held it back.
+    @discardableResult
+    func submit(_ event: TraceEvent, rateLimited: Bool = false) -> Bool {
+        var event = event
+        switch event.payload {
+        case .request(var request):
+            guard sampler.keep(request) else { return false }
+            if sampler.isSampling {
+                request.sampleRate = sampler.successRate
+                event.payload = .request(request)
+            }
+        case .error(var error):
+            if let errorLimiter, !rateLimited {
+                switch errorLimiter.admit(error.identity) {
+                case .suppress:
+                    return false
+                case .admit(let suppressed):
+                    if suppressed > 0 {
+                        error.suppressed = (error.suppressed ?? 0) + suppressed
+                    }
+                }
+            }
+            event.payload = .error(error)
+        default:
+            break
+        }
+        redaction.redact(&event)
+        if event.session == nil { event.session = session }
+        if let hook = eventHook {
+            guard let rewritten = hook(event) else { return false }
+            event = rewritten
+        }
+        deliver(event)
+        return true
+    }
+
+    /// Hands an event to the sinks without any step.
+    func deliver(_ event: TraceEvent) {
         for sink in sinks { sink.record(event) }
     }
 
-    /// Flushes every sink.
+    /// Writes pending rate-limit counts as `dropped` events (reason `rate_limited`), then flushes every sink.
     public func flush() {
+        if let errorLimiter {
+            let pending = errorLimiter.drainSuppressed()
+            if pending > 0 {
+                deliver(TraceEvent(session: configuration.session, .dropped(.init(count: pending, reason: "rate_limited"))))
+            }
+        }
         for sink in sinks { sink.flush() }
     }
 
@@ -35,6 +105,7 @@ public final class Tracer: Sendable {
     /// Sets the process-wide tracer.
     ///
     /// > Warning: Call it once, early, before any event is recorded; events recorded before it go nowhere.
+    /// > Components that captured ``shared`` before keep the tracer they captured.
     public static func bootstrap(_ tracer: Tracer) {
         global.withLock { $0 = tracer }
     }

@@ -1,0 +1,87 @@
+/// Turns a concrete path into a low-cardinality route by replacing ids with `{id}`.
+///
+/// A segment is an id when it is all digits, a UUID, or at least ``minimumHexLength`` hex digits.
+/// The query string and fragment are dropped.
+///
+/// ```swift
+/// RouteNormalizer().normalize("/apps/42/builds/3f2a9c1e0b7d4e5f6a7b")   // "/apps/{id}/builds/{id}"
+/// RouteNormalizer().normalize("/users/6F9619FF-8B86-D011-B42D-00CF4FC964FF?page=2") // "/users/{id}"
+/// ```
+public struct RouteNormalizer: Sendable, Equatable {
+    /// Shortest run of hex digits taken for an id. Default 16.
+    public var minimumHexLength: Int
+    /// What replaces an id. Default `{id}`.
+    public var placeholder: String
+
+    /// Creates a normalizer.
+    public init(minimumHexLength: Int = 16, placeholder: String = "{id}") {
+        self.minimumHexLength = minimumHexLength
+        self.placeholder = placeholder
+    }
+
+    /// The route for `path`.
+    public func normalize(_ path: String) -> String {
+        var path = path
+        return path.withUTF8 { normalize(bytes: $0) }
+    }
+
+    /// The route for the path in `bytes`, stopping at `?` or `#`; copies only when something changes.
+    func normalize(bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var end = 0
+        while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        if end == 0 { return "/" }
+        var output: [UInt8] = []
+        var copied = 0  // bytes[0..<copied] are already accounted for in `output`
+        var segmentStart = 0
+        var index = 0
+        while index <= end {
+            if index == end || bytes[index] == UInt8(ascii: "/") {
+                if index > segmentStart, isID(UnsafeBufferPointer(rebasing: bytes[segmentStart..<index])) {
+                    if output.isEmpty { output.reserveCapacity(end + 8) }
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<segmentStart]))
+                    output.append(contentsOf: placeholder.utf8)
+                    copied = index
+                }
+                segmentStart = index + 1
+            }
+            index += 1
+        }
+        if copied == 0 { return String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self) }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<end]))
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Whether a path segment looks like an id.
+    public func isID(_ segment: Substring) -> Bool {
+        var text = String(segment)
+        return text.withUTF8 { isID($0) }
+    }
+
+    func isID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        var digits = 0
+        var hex = 0
+        var dashes = 0
+        for b in bytes {
+            switch b {
+            case 0x30...0x39: digits += 1; hex += 1
+            case 0x41...0x46, 0x61...0x66: hex += 1
+            case UInt8(ascii: "-"): dashes += 1
+            default: return false
+            }
+        }
+        if digits == bytes.count { return true }
+        if dashes == 4, bytes.count == 36, hex == 32 { return isUUIDShape(bytes) }
+        return dashes == 0 && hex >= minimumHexLength && digits > 0
+    }
+
+    private func isUUIDShape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        for b in bytes {
+            let dash = index == 8 || index == 13 || index == 18 || index == 23
+            if dash != (b == UInt8(ascii: "-")) { return false }
+            index += 1
+        }
+        return true
+    }
+}

@@ -1,0 +1,72 @@
+/// A W3C Trace Context `traceparent` header value: `00-<trace id>-<parent id>-<flags>`.
+///
+/// ```swift
+/// let parent = TraceParent.random()
+/// request.headers["traceparent"] = parent.headerValue   // "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+/// ```
+public struct TraceParent: Sendable, Equatable {
+    /// 32 lowercase hex digits, written as the event's `trace_id`.
+    public var traceID: String
+    /// 16 lowercase hex digits identifying this request.
+    public var parentID: String
+    /// Trace flags; `01` means sampled.
+    public var flags: UInt8
+
+    /// Creates a value from its parts.
+    public init(traceID: String, parentID: String, flags: UInt8 = 1) {
+        self.traceID = traceID
+        self.parentID = parentID
+        self.flags = flags
+    }
+
+    /// A new trace with random ids, sampled.
+    public static func random() -> TraceParent {
+        let random = FastRandom.shared
+        var high = random.next()
+        if high == 0 { high = 1 }
+        return TraceParent(traceID: hex(high, random.next()), parentID: hex(random.next() | 1), flags: 1)
+    }
+
+    /// Parses a header value; `nil` when it is not version `00` with valid, non-zero ids.
+    public init?(headerValue: String) {
+        let parts = headerValue.split(separator: "-")
+        guard parts.count == 4, parts[0] == "00", parts[1].count == 32, parts[2].count == 16, parts[3].count == 2,
+              parts[1].allSatisfy(\.isHexDigit), parts[2].allSatisfy(\.isHexDigit),
+              parts[1].contains(where: { $0 != "0" }), parts[2].contains(where: { $0 != "0" }),
+              let flags = UInt8(parts[3], radix: 16)
+        else { return nil }
+        self.init(traceID: parts[1].lowercased(), parentID: parts[2].lowercased(), flags: flags)
+    }
+
+    /// The header value.
+    public var headerValue: String {
+        var text = "00-"
+        text.reserveCapacity(55)
+        text += traceID
+        text += "-"
+        text += parentID
+        text += "-"
+        text += String(unsafeUninitializedCapacity: 2) { buffer in
+            buffer[0] = Self.digits[Int(flags >> 4)]
+            buffer[1] = Self.digits[Int(flags & 15)]
+            return 2
+        }
+        return text
+    }
+
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex of the values, 16 digits each, written straight into the string's storage.
+    private static func hex(_ values: UInt64...) -> String {
+        String(unsafeUninitializedCapacity: values.count * 16) { buffer in
+            var index = 0
+            for value in values {
+                for shift in stride(from: 60, through: 0, by: -4) {
+                    buffer[index] = digits[Int((value >> UInt64(shift)) & 15)]
+                    index += 1
+                }
+            }
+            return index
+        }
+    }
+}

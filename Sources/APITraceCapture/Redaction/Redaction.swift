@@ -1,0 +1,124 @@
+import APITraceFormat
+import Foundation
+
+/// What a ``Tracer`` hides before anything reaches a sink, a log line or an error message.
+///
+/// Request events carry a route template, never a URL or headers. Free text that could hold a
+/// secret (error messages such as a `URLError` naming the failing URL, log lines, metadata and
+/// user info values) is scanned: values of sensitive query parameters (`token=...`), sensitive
+/// header lines (`Authorization: ...`), `Bearer`/`Basic` credentials and URL user info are replaced
+/// with ``replacement``. Bodies are never recorded.
+///
+/// ```swift
+/// var redaction = Redaction()
+/// redaction.headerNames.insert("x-session")
+/// redaction.queryParameterNames.insert("sig")
+/// redaction.redactText("GET /a?token=abc&page=2")   // "GET /a?token=[REDACTED]&page=2"
+/// ```
+public struct Redaction: Sendable, Equatable {
+    /// Header names whose values are hidden, lower case. Default: `authorization`,
+    /// `proxy-authorization`, `cookie`, `set-cookie`, `x-api-key`.
+    /// A header whose name contains a word of ``queryParameterNames`` (`X-Auth-Token`) is hidden too.
+    public var headerNames: Set<String>
+    /// Words that make a query parameter (or `name=value` pair in text) sensitive when the name,
+    /// lower-cased, contains one. Default: `token`, `key`, `password`, `signature`, `secret`.
+    public var queryParameterNames: Set<String>
+    /// What replaces a hidden value. Default `[REDACTED]`.
+    public var replacement: String
+
+    /// The default header names.
+    public static let defaultHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]
+    /// The default query parameter words.
+    public static let defaultQueryParameterNames: Set<String> = ["token", "key", "password", "signature", "secret"]
+
+    /// Creates a redaction policy; names are matched case-insensitively.
+    public init(
+        headerNames: Set<String> = Redaction.defaultHeaderNames,
+        queryParameterNames: Set<String> = Redaction.defaultQueryParameterNames,
+        replacement: String = "[REDACTED]"
+    ) {
+        self.headerNames = Set(headerNames.map { $0.lowercased() })
+        self.queryParameterNames = Set(queryParameterNames.map { $0.lowercased() })
+        self.replacement = replacement
+    }
+
+    /// Whether a header's value must be hidden.
+    public func isSensitiveHeader(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return headerNames.contains(lower) || isSensitiveParameter(lower)
+    }
+
+    /// Whether a query parameter's value must be hidden.
+    public func isSensitiveParameter(_ name: String) -> Bool {
+        let lower = Array(name.lowercased().utf8)
+        for word in queryParameterNames where Self.contains(lower, Array(word.utf8)) { return true }
+        return false
+    }
+
+    /// Byte substring search; Foundation's `contains` goes through `NSString` on Linux.
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) {
+            var k = 0
+            while k < needle.count, haystack[start + k] == needle[k] { k += 1 }
+            if k == needle.count { return true }
+        }
+        return false
+    }
+
+    /// Headers with every sensitive value replaced.
+    public func redact(headers: [String: String]) -> [String: String] {
+        var result = headers
+        for name in headers.keys where isSensitiveHeader(name) { result[name] = replacement }
+        return result
+    }
+
+    /// The URL as text with user info removed and sensitive query values replaced.
+    public func redact(url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return redactText(url.absoluteString)
+        }
+        if components.user != nil || components.password != nil {
+            components.user = nil
+            components.password = nil
+        }
+        // Built by hand: the replacement's brackets are not valid in a percent-encoded query.
+        let query = components.percentEncodedQuery
+        let fragment = components.percentEncodedFragment
+        components.percentEncodedQuery = nil
+        components.percentEncodedFragment = nil
+        guard var text = components.string else { return redactText(url.absoluteString) }
+        if let query {
+            text += "?" + redactText(query)
+        }
+        if let fragment { text += "#" + redactText(fragment) }
+        return text
+    }
+
+    /// Rewrites the free-text fields of an event (messages, metadata, user info) and strips any
+    /// query string from routes.
+    public func redact(_ event: inout TraceEvent) {
+        switch event.payload {
+        case .request(var request):
+            if request.route.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+               let query = request.route.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+                request.route = String(request.route[..<query])
+                event.payload = .request(request)
+            }
+        case .error(var error):
+            error.message = redactText(error.message)
+            for (key, value) in error.userInfo { error.userInfo[key] = isSensitiveParameter(key) ? replacement : redactText(value) }
+            event.payload = .error(error)
+        case .log(var log):
+            log.message = redactText(log.message)
+            for (key, value) in log.metadata { log.metadata[key] = isSensitiveParameter(key) ? replacement : redactText(value) }
+            event.payload = .log(log)
+        case .decodeFailure(var failure):
+            failure.message = redactText(failure.message)
+            event.payload = .decodeFailure(failure)
+        case .sse, .dropped:
+            break
+        }
+    }
+}

@@ -1,0 +1,2 @@
+// Users write `import APITraceCapture` and get the event types and the file writer too.
+@_exported import APITraceFormat

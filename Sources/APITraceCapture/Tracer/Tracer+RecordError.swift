@@ -1,0 +1,50 @@
+import APITraceFormat
+
+extension Tracer {
+    /// Records a non-fatal error in one line, like Crashlytics' `recordError`.
+    ///
+    /// Writes an `error` event with the error's stable ``ErrorIdentity``, the identities of the
+    /// errors it wraps, `userInfo` as strings, the route when given, and where it was recorded.
+    /// Subject to ``Configuration/errorRateLimit``, which counts what it holds back.
+    ///
+    /// ```swift
+    /// do { try await sync() } catch {
+    ///     Tracer.shared.recordError(error, userInfo: ["screen": "apps"])
+    /// }
+    /// ```
+    public func recordError(
+        _ error: any Error, userInfo: [String: Any] = [:], route: String? = nil,
+        file: String = #fileID, line: Int = #line
+    ) {
+        let identity = ErrorIdentity.of(error)
+        // The limit is checked before the message and user info are built, so a suppressed error costs little.
+        var suppressed: Int?
+        if let errorLimiter {
+            switch errorLimiter.admit(identity) {
+            case .suppress: return
+            case .admit(let count): suppressed = count > 0 ? count : nil
+            }
+        }
+        var info: [String: String] = [:]
+        for (key, value) in userInfo { info[key] = String(describing: value) }
+        let message = String(describing: error)
+        let written = submit(TraceEvent(.error(.init(
+            identity: identity, message: message, userInfo: info, underlying: ErrorIdentity.underlyingChain(of: error),
+            route: route, file: file, line: line, suppressed: suppressed
+        ))), rateLimited: true)
+        guard written else { return }
+        log(.error, "error \(identity)\(route.map { " on \($0)" } ?? ""): \(message)", file: file, line: line)
+    }
+}
+
+/// Records a non-fatal error with ``Tracer/shared``; see ``Tracer/recordError(_:userInfo:route:file:line:)``.
+///
+/// ```swift
+/// recordError(error, userInfo: ["screen": "apps"])
+/// ```
+public func recordError(
+    _ error: any Error, userInfo: [String: Any] = [:], route: String? = nil,
+    file: String = #fileID, line: Int = #line
+) {
+    Tracer.shared.recordError(error, userInfo: userInfo, route: route, file: file, line: line)
+}

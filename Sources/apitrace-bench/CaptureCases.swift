@@ -1,0 +1,93 @@
+import APITraceCapture
+import Foundation
+import Logging
+
+/// One measured case: per-call nanoseconds, median and 99th percentile.
+struct CaptureResult: Sendable {
+    var name: String
+    var median: Int
+    var p99: Int
+}
+
+/// A backend that answers at once, so only apitrace's own work is timed.
+struct ImmediateBackend: HTTPBackend {
+    let response = BackendResponse(status: 200, body: Data(repeating: 0x20, count: 512))
+    func perform(_ request: BackendRequest) async throws -> BackendResponse { response }
+}
+
+/// The error the benchmark records: an enum case, as most apps' errors are.
+enum SampleAppError: Error {
+    case offline
+}
+
+/// The cases of `apitrace-bench capture`.
+///
+/// Every 2,000 calls the writer is flushed outside the timed region: the caller outruns the
+/// background writer in a tight loop, and events dropped because the buffer is full would cost
+/// less than real appends and flatter the figures.
+struct CaptureCases: Sendable {
+    let writer: TraceFileWriter
+    let iterations: Int
+    let only: String?
+
+    func all() async -> [CaptureResult] {
+        let quiet = Tracer.Configuration(logging: .disabled)
+        let tracer = Tracer(sinks: [writer], configuration: quiet)
+        var unlimited = quiet
+        unlimited.errorRateLimit = nil
+        let errorTracer = Tracer(sinks: [writer], configuration: unlimited)
+        let url = URL(string: "https://api.example.com/apps/42?page=2")!
+        let templated = BackendRequest(url: url, route: "/apps/{id}")
+        let untemplated = BackendRequest(url: url)
+        let bare = ImmediateBackend()
+        let traced = TracingBackend(bare, tracer: tracer)
+        let withParent = TracingBackend(bare, tracer: tracer, injectsTraceParent: true)
+        // SwiftLogNoOpLogHandler's level is always `critical`: `info` stops at the level check,
+        // `critical` reaches the (empty) handler.
+        let noop = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+
+        var results: [CaptureResult] = []
+        results.append(await measureAsync("bare backend (baseline)") { _ = try? await bare.perform(templated) })
+        results.append(await measureAsync("traced request, route template") { _ = try? await traced.perform(templated) })
+        results.append(await measureAsync("traced request, route normalized from URL") { _ = try? await traced.perform(untemplated) })
+        results.append(await measureAsync("traced request, template + traceparent") { _ = try? await withParent.perform(templated) })
+        results.append(measure("recordError, unlimited (every event written)") { errorTracer.recordError(SampleAppError.offline) })
+        results.append(measure("recordError, default limit (10/min: suppressed)") { tracer.recordError(SampleAppError.offline) })
+        results.append(measure("swift-log info, no-op handler (level check only)") { noop.info("GET /apps/{id} -> 200") })
+        results.append(measure("swift-log critical, no-op handler (handler called)") { noop.critical("GET /apps/{id} -> 200") })
+        return results
+    }
+
+    private func measure(_ name: String, _ body: () -> Void) -> CaptureResult {
+        if let only, !name.contains(only) { return CaptureResult(name: name + " (skipped)", median: 0, p99: 0) }
+        for _ in 0..<min(10_000, iterations) { body() }
+        writer.flush()
+        var samples = [Int](repeating: 0, count: iterations)
+        for i in 0..<iterations {
+            if i % 2000 == 0 { writer.flush() }
+            let start = DispatchTime.now().uptimeNanoseconds
+            body()
+            samples[i] = Int(DispatchTime.now().uptimeNanoseconds - start)
+        }
+        return summarize(name, &samples)
+    }
+
+    private func measureAsync(_ name: String, _ body: () async -> Void) async -> CaptureResult {
+        if let only, !name.contains(only) { return CaptureResult(name: name + " (skipped)", median: 0, p99: 0) }
+        for _ in 0..<min(10_000, iterations) { await body() }
+        writer.flush()
+        var samples = [Int](repeating: 0, count: iterations)
+        for i in 0..<iterations {
+            if i % 2000 == 0 { writer.flush() }
+            let start = DispatchTime.now().uptimeNanoseconds
+            await body()
+            samples[i] = Int(DispatchTime.now().uptimeNanoseconds - start)
+        }
+        return summarize(name, &samples)
+    }
+
+    private func summarize(_ name: String, _ samples: inout [Int]) -> CaptureResult {
+        samples.sort()
+        return CaptureResult(name: name, median: samples[samples.count / 2], p99: samples[samples.count * 99 / 100])
+    }
+}

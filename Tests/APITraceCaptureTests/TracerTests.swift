@@ -1,0 +1,46 @@
+import APITraceCapture
+import Testing
+
+@Suite("Tracer configuration")
+struct TracerTests {
+    @Test("the event hook can rewrite or drop any event, after redaction")
+    func hook() {
+        let (tracer, sink) = makeTracer(eventHook: { event in
+            var event = event
+            switch event.payload {
+            case .log: return nil
+            case .error(var error):
+                error.userInfo["build"] = "42"
+                event.payload = .error(error)
+                return event
+            default: return event
+            }
+        })
+        tracer.record(TraceEvent(.log(.init(level: "info", message: "dropped"))))
+        tracer.recordError(NewsError.offline, userInfo: ["password": "hunter2"])
+        #expect(sink.events.count == 1)
+        #expect(sink.events.first?.recordedError?.userInfo == ["password": "[REDACTED]", "build": "42"])
+    }
+
+    @Test("the session id is stamped on events that have none")
+    func session() {
+        let sink = InMemoryTraceSink()
+        let tracer = Tracer(sinks: [sink], configuration: .init(logging: .disabled, session: "s-7"))
+        tracer.record(TraceEvent(.log(.init(level: "info", message: "a"))))
+        tracer.record(TraceEvent(session: "own", .log(.init(level: "info", message: "b"))))
+        #expect(sink.events.map(\.session) == ["s-7", "own"])
+    }
+
+    @Test("instances are independent; several sinks all get each event")
+    func instances() {
+        let first = InMemoryTraceSink()
+        let second = InMemoryTraceSink()
+        let both = Tracer(sinks: [first, second], configuration: .init(logging: .disabled))
+        let (other, otherSink) = makeTracer()
+        both.record(TraceEvent(.log(.init(level: "info", message: "x"))))
+        #expect(first.events.count == 1)
+        #expect(second.events.count == 1)
+        #expect(otherSink.events.isEmpty)
+        _ = other
+    }
+}
