@@ -28,7 +28,7 @@ extension EventSource {
         /// Keep reconnecting after a non-200 status or a wrong Content-Type instead of failing.
         /// Default `false`, as the spec says. HTTP 204 always stops.
         public var retryOnHTTPError: Bool
-        /// Route written in trace events. Default: the URL path with ids replaced by `{id}` (``SSERoute``).
+        /// Route written in trace events. Default: the URL path with ids replaced by `{id}` (``RouteNormalizer``, as for requests).
         public var route: String
         /// Where `sse` trace events go; `nil` means ``Tracer/shared`` at the time of each event.
         public var tracer: Tracer?
@@ -54,7 +54,7 @@ extension EventSource {
             self.reconnect = reconnect
             self.idleTimeout = idleTimeout
             self.retryOnHTTPError = retryOnHTTPError
-            self.route = route ?? SSERoute.normalize(url.path)
+            self.route = route ?? RouteNormalizer().normalize(url.path)
             self.tracer = tracer
         }
 
