@@ -80,7 +80,10 @@ let package = Package(
         ),
         .target(
             name: "OtecNewsServer",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Samples/NewsServer"
         ),
         .executableTarget(
@@ -91,6 +94,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NewsServerMain"
+        ),
+        .target(
+            name: "OtecNewsClient",
+            dependencies: ["APITraceCapture", "APITraceSSE"],
+            path: "Samples/NewsClient"
+        ),
+        .executableTarget(
+            name: "apitrace-demo",
+            dependencies: [
+                "OtecNewsServer",
+                "OtecNewsClient",
+                "APITraceCapture",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/Demo"
         ),
         .executableTarget(
             name: "trace-producer-fixture",

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 
 /// A sample API in the spirit of the Otec news app's server: REST endpoints for newspapers and news,
@@ -28,7 +29,8 @@ public struct NewsServer: Sendable {
     /// Builds the Hummingbird application listening on `host:port` (port 0 picks a free port;
     /// `onRunning` receives the bound port).
     public func application(
-        host: String = "127.0.0.1", port: Int = 0, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        host: String = "127.0.0.1", port: Int = 0, logger: Logger = Logger(label: "otec-news-server"),
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
         let dice = FaultDice(seed: seed)
@@ -98,7 +100,8 @@ public struct NewsServer: Sendable {
         return Application(
             router: router,
             configuration: .init(address: .hostname(host, port: port), serverName: "otec-news-server"),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) }
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
+            logger: logger
         )
     }
 }
