@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
+        .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -35,11 +37,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "APITraceAlerting",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceAlerting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,6 +58,7 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceAlerting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -59,6 +70,15 @@ let package = Package(
         .testTarget(
             name: "APITraceFormatTests",
             dependencies: ["APITraceFormat", "trace-producer-fixture"]
+        ),
+        .testTarget(
+            name: "APITraceAlertingTests",
+            dependencies: [
+                "APITraceAlerting",
+                "APITraceFormat",
+                "apitrace",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
         ),
     ]
 )

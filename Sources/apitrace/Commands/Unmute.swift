@@ -1,0 +1,26 @@
+import APITraceAlerting
+import APITraceFormat
+import ArgumentParser
+import Foundation
+
+extension APITrace {
+    /// `apitrace unmute`: ends mutes.
+    struct Unmute: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End mutes: one rule's, one by id, or all.")
+
+        @Option(help: ArgumentHelp("End the mutes of this rule.", valueName: "name"))
+        var rule: String?
+
+        @Option(help: ArgumentHelp("End the mute with this id (from mute --list).", valueName: "id"))
+        var id: String?
+
+        @OptionGroup var stateOptions: AlertStateOptions
+
+        func run() async throws {
+            let removed = try await StateStore(path: stateOptions.path).unmute(rule: rule, id: id)
+            if removed.isEmpty { print("no matching mute") }
+            let now = TraceTimestamp.now()
+            for mute in removed { print("unmuted \(mute.line(now: now))") }
+        }
+    }
+}
