@@ -4,7 +4,8 @@ import Foundation
 /// Chooses the trace files that can hold events of some time ranges, from names alone.
 ///
 /// A file named `<start>-<producer>-<sequence>` holds events from its start until the next file
-/// of the same producer starts; the last file of a producer ends at its modification time.
+/// of the same producer starts; the last file of a producer ends at its modification time (or is always read when that
+/// lies before its start).
 /// Both ends are widened by ``slack`` for events queued around a rotation and for clock skew.
 /// Files whose names do not follow the pattern are always read.
 public enum TraceFileSelection {
@@ -27,7 +28,9 @@ public enum TraceFileSelection {
                 if k + 1 < sorted.count {
                     end = sorted[k + 1].name.started.millisecondsSince1970 + slack
                 } else {
-                    end = max(modificationTime(files[entry.index]) ?? .max - slack, entry.name.started.millisecondsSince1970) + slack
+                    // A modification time before the start means a skewed clock or a copied file: keep it.
+                    let modified = modificationTime(files[entry.index]) ?? .min
+                    end = modified >= entry.name.started.millisecondsSince1970 ? modified + slack : .max
                 }
                 if ranges.contains(where: { $0.lowerBound < end && start < $0.upperBound }) { keep[entry.index] = true }
             }
