@@ -9,6 +9,14 @@ public struct Detection: Sendable, Equatable, Codable {
     /// Every window checked, firing ones first.
     public var checks: [WindowCheck]
 
+    /// Creates a detection.
+    public init(rule: String, at: Int64, firing: Bool, checks: [WindowCheck]) {
+        self.rule = rule
+        self.at = at
+        self.firing = firing
+        self.checks = checks
+    }
+
     /// One window compared with its threshold.
     public struct WindowCheck: Sendable, Equatable, Codable {
         /// What the window belongs to, e.g. `burn rate 1h/5m > 14.4` or `spike vs trailing_day`.
@@ -31,6 +39,23 @@ public struct Detection: Sendable, Equatable, Codable {
         public var passed: Bool
         /// Why a window above its threshold did not pass (too few requests, low confidence, no baseline).
         public var heldBack: String?
+
+        /// Creates a check.
+        public init(
+            detection: String, window: AlertDuration, totals: WindowTotals, thresholdRatio: Double, burnRate: Double? = nil,
+            burnRateThreshold: Double? = nil, baselineRatio: Double? = nil, lowerBound: Double? = nil, passed: Bool, heldBack: String? = nil
+        ) {
+            self.detection = detection
+            self.window = window
+            self.totals = totals
+            self.thresholdRatio = thresholdRatio
+            self.burnRate = burnRate
+            self.burnRateThreshold = burnRateThreshold
+            self.baselineRatio = baselineRatio
+            self.lowerBound = lowerBound
+            self.passed = passed
+            self.heldBack = heldBack
+        }
     }
 
     /// The check that explains the page best: the first passing one of the first firing pair.

@@ -27,6 +27,9 @@ extension APITrace {
 
         @OptionGroup var stateOptions: AlertStateOptions
 
+        @Option(help: ArgumentHelp("Act as if the current time were this RFC 3339 instant (for tests and replays).", valueName: "timestamp"))
+        var now: String?
+
         func validate() throws {
             if list { return }
             guard let duration else { throw ValidationError("Say how long: --for 2h (or --list to see the mutes).") }
@@ -37,7 +40,7 @@ extension APITrace {
 
         func run() async throws {
             let store = StateStore(path: stateOptions.path)
-            let now = TraceTimestamp.now()
+            let now = try self.now.map { try AlertTime.parse($0, option: "--now").timestamp } ?? .now()
             if list {
                 let mutes = try store.activeMutes(now: now)
                 if mutes.isEmpty { print("no active mutes") }

@@ -16,10 +16,13 @@ extension APITrace {
 
         @OptionGroup var stateOptions: AlertStateOptions
 
+        @Option(help: ArgumentHelp("Act as if the current time were this RFC 3339 instant (for tests and replays).", valueName: "timestamp"))
+        var now: String?
+
         func run() async throws {
-            let removed = try await StateStore(path: stateOptions.path).unmute(rule: rule, id: id)
+            let now = try self.now.map { try AlertTime.parse($0, option: "--now").timestamp } ?? .now()
+            let removed = try await StateStore(path: stateOptions.path).unmute(rule: rule, id: id, now: now)
             if removed.isEmpty { print("no matching mute") }
-            let now = TraceTimestamp.now()
             for mute in removed { print("unmuted \(mute.line(now: now))") }
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A fresh folder under the system's temporary folder, removed when the value is released.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let path: String
 
     init(_ label: String = #function) {
