@@ -31,6 +31,8 @@ public struct AlertRunner: Sendable {
         public var lockTimeout: Duration = .seconds(50)
         /// Delivery retry settings.
         public var sender = NotificationSender()
+        /// Keep counts of finished trace files in `<state>.counts` so later runs read only new files (not in dry runs).
+        public var useCountCache = true
 
         /// Creates options.
         public init(traceDirectory: String, statePath: String) {
@@ -61,10 +63,13 @@ public struct AlertRunner: Sendable {
         public var problems: [String] = []
         /// The exit status.
         public var status: ExitStatus = .ok
-        /// Files found and opened, events scanned.
-        public var filesFound = 0, filesOpened = 0, linesScanned = 0
+        /// Files found, opened, and taken from the count cache; event lines scanned.
+        public var filesFound = 0, filesOpened = 0, filesFromCache = 0, linesScanned = 0
         /// Per rule, the transition this run made.
         public var transitions: [String: IncidentTracker.Transition] = [:]
+
+        /// Creates an empty outcome.
+        public init() {}
     }
 
     /// The rules.
@@ -89,12 +94,13 @@ public struct AlertRunner: Sendable {
             return outcome
         }
         // Counting happens before taking the lock: it only reads traces, and it is the slow part.
+        let cache = options.useCountCache && !options.dryRun ? FileCountCache(path: options.statePath + ".counts") : nil
         let counter = WindowedFailureCounter(
-            rules: rules.rules, ranges: rules.rules.flatMap { $0.countedRanges(from: now, to: now) },
-            evidenceRanges: rules.rules.map { (now - $0.evidenceWindow.milliseconds)..<now })
+            rules: rules.rules, ranges: rules.rules.flatMap { $0.countedRanges(from: now, to: now) }, cache: cache)
         let counted = counter.count(paths: [options.traceDirectory])
         outcome.filesFound = counted.filesFound
         outcome.filesOpened = counted.filesOpened
+        outcome.filesFromCache = counted.filesFromCache
         outcome.linesScanned = counted.linesScanned
         outcome.problems += counted.warnings.map { "warning: \($0)" }
         let detections = rules.rules.indices.map { RuleDetector.evaluate(rules.rules[$0], counts: counted.counts[$0], at: now) }
@@ -102,11 +108,11 @@ public struct AlertRunner: Sendable {
         do {
             if options.dryRun {
                 var state = try store.read()
-                await evaluate(&state, detections: detections, evidence: counted.evidence, now: now, outcome: &outcome)
+                await evaluate(&state, detections: detections, now: now, outcome: &outcome)
             } else {
                 try await store.withLock(timeout: options.lockTimeout) { state in
                     await retryPending(&state, outcome: &outcome)
-                    await evaluate(&state, detections: detections, evidence: counted.evidence, now: now, outcome: &outcome)
+                    await evaluate(&state, detections: detections, now: now, outcome: &outcome)
                     state.pruneMutes(at: now)
                     state.lastRun = options.now.rfc3339
                 }
@@ -121,13 +127,19 @@ public struct AlertRunner: Sendable {
         return outcome
     }
 
-    private func evaluate(_ state: inout AlertState, detections: [Detection], evidence: [EvidenceTally], now: Int64, outcome: inout Outcome) async {
+    /// What failed in a rule's evidence window: read only when a page is due, so routine runs skip it.
+    private func evidence(for rule: AlertRule, at now: Int64) -> EvidenceTally {
+        let range = (now - rule.evidenceWindow.milliseconds)..<now
+        return WindowedFailureCounter(rules: [rule], ranges: [range], evidenceRanges: [range]).count(paths: [options.traceDirectory]).evidence[0]
+    }
+
+    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, outcome: inout Outcome) async {
         let stamp = options.now.rfc3339
         for (i, rule) in rules.rules.enumerated() {
             let detection = detections[i]
             let (transition, notification) = IncidentTracker.advance(
                 &state, rule: rule, detection: detection,
-                evidence: { AlertEvidence(rule: rule, detection: detection, tally: evidence[i], traceDirectory: options.traceDirectory) }, at: now)
+                evidence: { AlertEvidence(rule: rule, detection: detection, tally: evidence(for: rule, at: now), traceDirectory: options.traceDirectory) }, at: now)
             outcome.transitions[rule.name] = transition
             let incident = state.incidents[rule.name]?.id ?? state.closed.last?.id ?? "-"
             switch transition {

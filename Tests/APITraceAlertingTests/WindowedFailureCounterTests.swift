@@ -76,4 +76,34 @@ import Testing
         #expect(tally.errorIdentities == ["HTTP 503": 50, "URLError.timedOut": 20, "NewsError.offline": 1])
         #expect(tally.decodePaths == ["App data.apps[*].stability": 7])
     }
+
+    @Test func theCountCacheServesFinishedFilesAndGivesTheSameTotals() throws {
+        let dir = TemporaryDirectory()
+        let traces = dir.file("traces")
+        try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
+        var traffic = [TraceFixture.Traffic(from: -360, to: 0, perMinute: 20, failureRatio: 0.05)]
+        try TraceFixture.write(TraceFixture.events(traffic), to: traces)
+        let rule = AlertRule(name: "all", slo: 0.99)
+        let ranges = rule.countedRanges(from: now, to: now)
+        let plain = WindowedFailureCounter(rules: [rule], ranges: ranges).count(paths: [traces])
+        let first = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces])
+        let second = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces])
+        #expect(first.filesFromCache == 0 && first.filesOpened == 6)
+        // Five hourly files have a successor (finished); the last one may still grow and is read every time.
+        #expect(second.filesFromCache == 5 && second.filesOpened == 1)
+        for window in [5, 60, 360] as [Int64] {
+            let range = (now - window * minute)..<now
+            #expect(second.counts[0].totals(in: range) == plain.counts[0].totals(in: range))
+            #expect(first.counts[0].totals(in: range) == plain.counts[0].totals(in: range))
+        }
+        // A rewritten file (different size) is counted afresh; a different rule is not served stale counts.
+        traffic[0].failureRatio = 0.5
+        try TraceFixture.write(TraceFixture.events(traffic), to: traces)
+        let rewritten = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces])
+        #expect(rewritten.filesFromCache == 0)
+        #expect(rewritten.counts[0].totals(in: (now - 360 * minute)..<now).failures == 3600)
+        let other = AlertRule(name: "news", scope: .init(route: "/news"), slo: 0.99)
+        let scoped = WindowedFailureCounter(rules: [other], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces])
+        #expect(scoped.filesFromCache == 0 && scoped.counts[0].totals(in: (now - 360 * minute)..<now).requests == 0)
+    }
 }

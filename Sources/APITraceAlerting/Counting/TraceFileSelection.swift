@@ -14,8 +14,23 @@ public enum TraceFileSelection {
 
     /// The files (in the given order) whose span overlaps any of `ranges` (milliseconds, half-open).
     public static func select(_ files: [String], overlapping ranges: [Range<Int64>]) -> [String] {
+        plan(files, overlapping: ranges).map(\.path)
+    }
+
+    /// A file chosen for reading.
+    public struct SelectedFile: Sendable {
+        /// Its path.
+        public var path: String
+        /// For a finished file (its producer has started a later one), the time span it can hold,
+        /// widened by an hour each side; nil for a file that may still grow or has no parsable name.
+        public var finishedSpan: Range<Int64>?
+    }
+
+    /// Like ``select(_:overlapping:)``, saying which files are finished.
+    public static func plan(_ files: [String], overlapping ranges: [Range<Int64>]) -> [SelectedFile] {
         var parsed: [(index: Int, name: TraceFileName)] = []
         var keep = [Bool](repeating: false, count: files.count)
+        var finished = [Range<Int64>?](repeating: nil, count: files.count)
         for (i, path) in files.enumerated() {
             if let name = TraceFileName(fileName: path) { parsed.append((i, name)) } else { keep[i] = true }
         }
@@ -27,6 +42,7 @@ public enum TraceFileSelection {
                 let end: Int64
                 if k + 1 < sorted.count {
                     end = sorted[k + 1].name.started.millisecondsSince1970 + slack
+                    finished[entry.index] = (start + slack - 3_600_000)..<(end - slack + 3_600_000)
                 } else {
                     // A modification time before the start means a skewed clock or a copied file: keep it.
                     let modified = modificationTime(files[entry.index]) ?? .min
@@ -35,7 +51,7 @@ public enum TraceFileSelection {
                 if ranges.contains(where: { $0.lowerBound < end && start < $0.upperBound }) { keep[entry.index] = true }
             }
         }
-        return files.indices.filter { keep[$0] }.map { files[$0] }
+        return files.indices.filter { keep[$0] }.map { SelectedFile(path: files[$0], finishedSpan: finished[$0]) }
     }
 
     private static func modificationTime(_ path: String) -> Int64? {

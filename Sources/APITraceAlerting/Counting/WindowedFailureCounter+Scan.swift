@@ -47,6 +47,7 @@ struct ScanPlan: Sendable {
         var evidence: [EvidenceTally]
         var lines = 0
         var warnings: [TraceReadWarning] = []
+        var fromCache = false
     }
 
     /// The fields of one event line that alerting reads.
