@@ -99,4 +99,11 @@ import Testing
         #expect(AlertDuration.minutes(90).description == "1h30m")
         #expect(AlertDuration(parsing: "5x") == nil && AlertDuration(parsing: "m") == nil && AlertDuration(parsing: "") == nil)
     }
+
+    @Test func theSampleRulesFileIsValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let rules = try AlertRules.load(path: root.appendingPathComponent("Samples/alert-rules.yaml").path)
+        #expect(rules.rules.map(\.name) == ["api-errors", "apps-decoding", "news-spike"])
+        #expect(rules.notifiers.count == 4)
+    }
 }

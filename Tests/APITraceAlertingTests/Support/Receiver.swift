@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HTTPTypes
+import Logging
 import NIOCore
 
 /// A real HTTP server on 127.0.0.1 (ephemeral port) standing in for PagerDuty, Slack and webhook
@@ -64,7 +65,13 @@ final class Receiver: @unchecked Sendable {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
+            logger: {
+                // Quiet: cancelling the server at the end of a test logs an "error" that is not one.
+                var logger = Logger(label: "receiver")
+                logger.logLevel = .critical
+                return logger
+            }())
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
             for await port in ports { receiver.port = port; break }
