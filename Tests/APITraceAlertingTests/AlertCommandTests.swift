@@ -86,6 +86,33 @@ import Testing
         }
     }
 
+    @Test func aFlapWithinResolveAfterIsOneIncidentAcrossRuns() async throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("traces"), withIntermediateDirectories: true)
+        // Spike, 8 calm minutes (under resolve_after 15m), spike again, then calm.
+        try TraceFixture.write(TraceFixture.events([
+            .init(from: -360, to: -30, perMinute: 60, failureRatio: 0.005),
+            .init(from: -30, to: 0, perMinute: 60, failureRatio: 0.4),
+            .init(from: 0, to: 8, perMinute: 60, failureRatio: 0.005),
+            .init(from: 8, to: 20, perMinute: 60, failureRatio: 0.4),
+            .init(from: 20, to: 60, perMinute: 60, failureRatio: 0.005),
+        ]), to: dir.file("traces"))
+        try await Receiver.with { receiver in
+            let rules = try Self.rules(receiver, in: dir)
+            var log = ""
+            for minute in stride(from: Int64(0), through: 50, by: 2) {
+                let run = try await Self.alert(dir, rules, at: minute, ["--verbose"])
+                #expect(run.status == 0)
+                log += run.stdout
+            }
+            // It stopped firing in between (recovering) and fired again, but stayed one incident.
+            #expect(log.contains(" recovering: "))
+            #expect(receiver.requests(to: "/v2/enqueue").map { $0.json["event_action"] as? String } == ["trigger", "resolve"])
+            #expect(Set(receiver.requests(to: "/v2/enqueue").map { $0.json["dedup_key"] as? String }).count == 1)
+            #expect(try StateStore(path: dir.file("state.json")).read().closed.count == 1)
+        }
+    }
+
     @Test func twoOverlappingRunsPageOnce() async throws {
         let dir = TemporaryDirectory()
         _ = try Self.spikeTraces(in: dir)
