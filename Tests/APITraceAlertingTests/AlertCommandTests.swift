@@ -4,7 +4,9 @@ import Foundation
 import Testing
 
 /// `apitrace alert` run as a child process against a real receiver on 127.0.0.1, over real gzip traces.
-@Suite struct AlertCommandTests {
+/// Serialized: each test starts several processes, and a 2-core machine running them all at once
+/// can stall a request past its 15 s timeout, which then (rightly) retries.
+@Suite(.serialized) struct AlertCommandTests {
     static let secret = "R0UTINGKEY-abc123-secret"
     static let env = ["PD_ROUTING_KEY": secret]
 

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Slack, generic webhook and command notifiers, run through the real binary and a real receiver.
-@Suite struct NotifierTests {
+@Suite(.serialized) struct NotifierTests {
     @Test func slackWebhookAndCommandGetTheirDocumentedPayloads() async throws {
         let dir = TemporaryDirectory()
         _ = try AlertCommandTests.spikeTraces(in: dir)
