@@ -1,4 +1,4 @@
-import APITraceAlerting
+@testable import APITraceAlerting
 import APITraceFormat
 import Foundation
 import Testing
@@ -79,5 +79,19 @@ import Testing
                                   summary: String(repeating: "x", count: 5000), timestamp: TraceFixture.now)
         #expect(n.summary.count == 1024)
         #expect(PagerDutyEvent(n, routingKey: "k", source: "h").payload?.summary.count == 1024)
+    }
+
+    @Test func retryAfterIsReadAsSecondsOrAnHTTPDate() {
+        #expect(NotificationSender.parseRetryAfter("2") == .seconds(2))
+        #expect(NotificationSender.parseRetryAfter(" 0.5 ") == .milliseconds(500))
+        #expect(NotificationSender.parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == .zero)  // in the past: no wait
+        let inTen = Date().addingTimeInterval(10)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let parsed = NotificationSender.parseRetryAfter(formatter.string(from: inTen))
+        #expect(parsed.map { $0 > .seconds(7) && $0 <= .seconds(10) } == true)
+        #expect(NotificationSender.parseRetryAfter("soon") == nil)
     }
 }
