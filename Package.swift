@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
         .library(name: "APITraceSSE", targets: ["APITraceSSE"]),
         .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
+        .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -58,6 +60,13 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        .target(
+            name: "APITraceAlerting",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
@@ -65,6 +74,7 @@ let package = Package(
                 "APITraceCapture",
                 "APITraceSSE",
                 "APITraceExport",
+                "APITraceAlerting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -74,6 +84,7 @@ let package = Package(
                 "APITraceFormat",
                 "APITraceCapture",
                 "APITraceSSE",
+                "APITraceAlerting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -153,6 +164,17 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "APITraceAlertingTests",
+            dependencies: [
+                "APITraceAlerting",
+                "APITraceFormat",
+                "apitrace",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

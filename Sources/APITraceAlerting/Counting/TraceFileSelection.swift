@@ -1,0 +1,62 @@
+import APITraceFormat
+import Foundation
+
+/// Chooses the trace files that can hold events of some time ranges, from names alone.
+///
+/// A file named `<start>-<producer>-<sequence>` holds events from its start until the next file
+/// of the same producer starts; the last file of a producer ends at its modification time (or is always read when that
+/// lies before its start).
+/// Both ends are widened by ``slack`` for events queued around a rotation and for clock skew.
+/// Files whose names do not follow the pattern are always read.
+public enum TraceFileSelection {
+    /// Widening of every file's time span on both sides.
+    public static let slack: Int64 = 120_000
+
+    /// The files (in the given order) whose span overlaps any of `ranges` (milliseconds, half-open).
+    public static func select(_ files: [String], overlapping ranges: [Range<Int64>]) -> [String] {
+        plan(files, overlapping: ranges).map(\.path)
+    }
+
+    /// A file chosen for reading.
+    public struct SelectedFile: Sendable {
+        /// Its path.
+        public var path: String
+        /// For a finished file (its producer has started a later one), the time span it can hold,
+        /// widened by an hour each side; nil for a file that may still grow or has no parsable name.
+        public var finishedSpan: Range<Int64>?
+    }
+
+    /// Like ``select(_:overlapping:)``, saying which files are finished.
+    public static func plan(_ files: [String], overlapping ranges: [Range<Int64>]) -> [SelectedFile] {
+        var parsed: [(index: Int, name: TraceFileName)] = []
+        var keep = [Bool](repeating: false, count: files.count)
+        var finished = [Range<Int64>?](repeating: nil, count: files.count)
+        for (i, path) in files.enumerated() {
+            if let name = TraceFileName(fileName: path) { parsed.append((i, name)) } else { keep[i] = true }
+        }
+        let byProducer = Dictionary(grouping: parsed, by: { $0.name.producer })
+        for (_, group) in byProducer {
+            let sorted = group.sorted { ($0.name.started, $0.name.sequence) < ($1.name.started, $1.name.sequence) }
+            for (k, entry) in sorted.enumerated() {
+                let start = entry.name.started.millisecondsSince1970 - slack
+                let end: Int64
+                if k + 1 < sorted.count {
+                    end = sorted[k + 1].name.started.millisecondsSince1970 + slack
+                    finished[entry.index] = (start + slack - 3_600_000)..<(end - slack + 3_600_000)
+                } else {
+                    // A modification time before the start means a skewed clock or a copied file: keep it.
+                    let modified = modificationTime(files[entry.index]) ?? .min
+                    end = modified >= entry.name.started.millisecondsSince1970 ? modified + slack : .max
+                }
+                if ranges.contains(where: { $0.lowerBound < end && start < $0.upperBound }) { keep[entry.index] = true }
+            }
+        }
+        return files.indices.filter { keep[$0] }.map { SelectedFile(path: files[$0], finishedSpan: finished[$0]) }
+    }
+
+    private static func modificationTime(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000
+    }
+}

@@ -1,0 +1,116 @@
+import APITraceFormat
+import Foundation
+
+/// Counts requests and failures per rule in time buckets, plus the evidence of what failed,
+/// reading only the trace files that can hold events of the ranges asked for.
+///
+/// This is alerting's whole view of the traces: one pass, no decoding of fields it does not
+/// need (`JSONScanner` over raw lines), files read in parallel.
+///
+/// ```swift
+/// let counter = WindowedFailureCounter(rules: rules.rules, ranges: [now - 6 * 3_600_000 ..< now])
+/// let result = counter.count(paths: ["traces/"])
+/// result.counts[0].totals(in: now - 300_000 ..< now).ratio
+/// ```
+public struct WindowedFailureCounter: Sendable {
+    /// The rules whose traffic is counted.
+    public let rules: [AlertRule]
+    /// Time ranges to count (milliseconds since 1970, half-open); events outside are ignored.
+    public let ranges: [Range<Int64>]
+    /// Per rule, the range whose failures are gathered as evidence (nil: none).
+    public let evidenceRanges: [Range<Int64>?]
+    /// Bucket width in milliseconds.
+    public let bucketMilliseconds: Int64
+    /// Counts of finished files from earlier runs; with a cache no evidence is gathered
+    /// (cached files have none): gather it with a second counter over the evidence range.
+    public let cache: FileCountCache?
+
+    /// Creates a counter.
+    public init(rules: [AlertRule], ranges: [Range<Int64>], evidenceRanges: [Range<Int64>?]? = nil, bucketMilliseconds: Int64 = 10_000, cache: FileCountCache? = nil) {
+        self.rules = rules
+        self.ranges = ranges
+        self.evidenceRanges = cache == nil ? evidenceRanges ?? Array(repeating: nil, count: rules.count) : Array(repeating: nil, count: rules.count)
+        self.bucketMilliseconds = bucketMilliseconds
+        self.cache = cache
+    }
+
+    /// What identifies a rule's counts in the cache: scope, failure definition, bucket width.
+    var signatures: [String] {
+        rules.map { r in
+            let f = r.failure
+            return [r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
+                    f.statuses.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ","), "\(f.transport)", "\(f.decodeFailures)", "\(bucketMilliseconds)"]
+                .joined(separator: "\u{1}")
+        }
+    }
+
+    /// What a count produced.
+    public struct Result: Sendable {
+        /// Per rule (in rule order): bucketed requests and failures.
+        public var counts: [FailureCounts]
+        /// Per rule: evidence over its evidence range.
+        public var evidence: [EvidenceTally]
+        /// Trace files found under the paths.
+        public var filesFound = 0
+        /// Trace files opened (the rest were skipped by name or taken from the cache).
+        public var filesOpened = 0
+        /// Finished trace files whose counts came from the cache.
+        public var filesFromCache = 0
+        /// Event lines looked at.
+        public var linesScanned = 0
+        /// Problems reading files (damaged, unreadable); counting goes on without them.
+        public var warnings: [TraceReadWarning] = []
+    }
+
+    /// Finds trace files under `paths` (files or folders), picks those that overlap the ranges, and counts them.
+    public func count(paths: [String]) -> Result {
+        let found = TraceFileDiscovery.find(paths)
+        var result = count(files: found.files)
+        result.warnings.insert(contentsOf: found.warnings, at: 0)
+        return result
+    }
+
+    /// Counts the given trace files, skipping those whose names put them outside the ranges.
+    public func count(files: [String]) -> Result {
+        let selected = TraceFileSelection.plan(files, overlapping: ranges)
+        let plan = ScanPlan(counter: self)
+        let spans = Dictionary(selected.map { ($0.path, $0.finishedSpan) }) { a, _ in a }
+        let cache = self.cache, signatures = self.signatures, rules = self.rules
+        let perFile = ParallelTraceReader.map(selected.map(\.path)) { reader in
+            guard let cache, let span = spans[reader.path] ?? nil, let (size, modified) = Self.identity(of: reader.path) else {
+                return plan.scan(reader)
+            }
+            if let runs = cache.runs(for: reader.path, size: size, modified: modified, signatures: signatures) {
+                return ScanPlan.FileCounts(runs: runs, evidence: Array(repeating: EvidenceTally(), count: rules.count), lines: 0, fromCache: true)
+            }
+            // Count the whole file (not just this run's ranges) so the entry serves every later run.
+            let whole = ScanPlan(counter: WindowedFailureCounter(rules: rules, ranges: [span], bucketMilliseconds: bucketMilliseconds))
+            let counts = whole.scan(reader)
+            if counts.warnings.isEmpty { cache.store(counts.runs, for: reader.path, size: size, modified: modified, signatures: signatures) }
+            return counts
+        }
+        var runs = [BucketRun](repeating: BucketRun(), count: rules.count)
+        var evidence = [EvidenceTally](repeating: EvidenceTally(), count: rules.count)
+        var result = Result(counts: [], evidence: [], filesFound: files.count)
+        for file in perFile {
+            for r in rules.indices {
+                runs[r].merge(file.runs[r])
+                evidence[r].merge(file.evidence[r])
+            }
+            result.linesScanned += file.lines
+            if file.fromCache { result.filesFromCache += 1 } else { result.filesOpened += 1 }
+            result.warnings.append(contentsOf: file.warnings)
+        }
+        cache?.save()
+        result.counts = runs.map { FailureCounts(bucketMilliseconds: bucketMilliseconds, firstBucket: $0.first, requests: $0.requests, failures: $0.failures) }
+        result.evidence = evidence
+        return result
+    }
+
+    /// Size and modification time (ns) of a file, which a cache entry must match.
+    static func identity(of path: String) -> (Int64, Int64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+}

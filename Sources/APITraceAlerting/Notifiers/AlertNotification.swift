@@ -1,0 +1,66 @@
+import APITraceFormat
+
+/// One message to deliver: an incident triggered (or repeated) or resolved.
+///
+/// Stored in the state when a delivery fails, without any secret, so the next run can retry it.
+public struct AlertNotification: Sendable, Equatable, Codable {
+    /// Trigger or resolve.
+    public var action: Action
+    /// The rule.
+    public var rule: String
+    /// The incident's id, stable for its whole life: PagerDuty's `dedup_key`.
+    public var incidentID: String
+    /// Severity of the rule.
+    public var severity: AlertRule.Severity
+    /// One line, at most 1024 characters.
+    public var summary: String
+    /// When the notification was made (RFC 3339).
+    public var timestamp: String
+    /// True for a repeat of a trigger already sent.
+    public var isRepeat: Bool
+    /// The evidence, for triggers.
+    public var evidence: AlertEvidence?
+
+    /// What happened to the incident.
+    public enum Action: String, Sendable, Equatable, Codable {
+        /// The incident started, or still fires after the repeat interval.
+        case trigger
+        /// The incident stayed recovered for the rule's `resolve_after`.
+        case resolve
+    }
+
+    /// PagerDuty's limit on `summary`.
+    public static let summaryLimit = 1024
+
+    /// Creates a notification; the summary is cut to 1024 characters.
+    public init(action: Action, rule: String, incidentID: String, severity: AlertRule.Severity, summary: String,
+                timestamp: TraceTimestamp, isRepeat: Bool = false, evidence: AlertEvidence? = nil) {
+        self.action = action
+        self.rule = rule
+        self.incidentID = incidentID
+        self.severity = severity
+        self.summary = summary.count > Self.summaryLimit ? String(summary.prefix(Self.summaryLimit - 1)) + "…" : summary
+        self.timestamp = timestamp.rfc3339
+        self.isRepeat = isRepeat
+        self.evidence = evidence
+    }
+
+    /// The summary of a trigger, e.g.
+    /// `api-errors: 23.4% of requests failing over 5m (burn rate 23.4x > 14.4x of SLO 99%), top route /apps/{id}`.
+    public static func triggerSummary(_ e: AlertEvidence) -> String {
+        var text = "\(e.rule): \(RuleDetector.percent(e.failureRatio)) of requests failing over \(e.window)"
+        text += " (\(Int(e.failures))/\(Int(e.requests))"
+        if let burn = e.burnRate, let threshold = e.burnRateThreshold, let slo = e.slo {
+            text += ", burn rate \(RuleDetector.format(burn))x > \(RuleDetector.format(threshold))x of SLO \(RuleDetector.format(slo * 100))%"
+        } else if let baseline = e.baselineRatio {
+            text += ", baseline \(RuleDetector.percent(baseline)), threshold \(RuleDetector.percent(e.thresholdRatio))"
+        } else {
+            text += ", threshold \(RuleDetector.percent(e.thresholdRatio))"
+        }
+        text += ")"
+        if e.scope != "all" { text += " [\(e.scope)]" }
+        if let route = e.topFailingRoutes.first { text += "; top route \(route.route) (\(Int(route.failures)) failures)" }
+        if let identity = e.topErrorIdentities.first { text += "; top error \(identity.value)" }
+        return text
+    }
+}

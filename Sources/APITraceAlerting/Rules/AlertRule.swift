@@ -1,0 +1,127 @@
+/// One named rule of a rules file: which traffic it watches, what counts as a failure, how a
+/// spike is detected, and whom to page.
+///
+/// A rule pages when any of its detections fires: the multi-window burn rate against ``slo``
+/// (when set) or the ``spike`` against the traffic's own baseline (when set).
+public struct AlertRule: Sendable, Equatable {
+    /// The rule's name, unique in the file; used in pages, the state and `apitrace mute --rule`.
+    public var name: String
+    /// The traffic the rule watches.
+    public var scope: Scope
+    /// What counts as a failed request.
+    public var failure: FailureDefinition
+    /// The success objective, e.g. `0.99`; enables burn-rate detection with ``burnRateWindows``.
+    public var slo: Double?
+    /// Burn-rate window pairs; both windows of a pair must burn faster than its factor.
+    public var burnRateWindows: [BurnRateWindow]
+    /// Detection against the traffic's own baseline, when set.
+    public var spike: SpikeDetection?
+    /// Fewer requests than this in a window and that window never fires.
+    public var minRequests: Int
+    /// Confidence of the Wilson lower bound the failure ratio must clear (`nil`: no check).
+    public var confidence: Double?
+    /// Severity sent with pages (`critical`, `error`, `warning`, `info`).
+    public var severity: Severity
+    /// Names of notifiers (keys of the file's `notifiers`) to page.
+    public var notify: [String]
+    /// A firing incident pages again after this long.
+    public var repeatInterval: AlertDuration
+    /// An incident resolves after its rate stayed below the thresholds this long.
+    public var resolveAfter: AlertDuration
+    /// The window whose failures are listed as evidence in a page.
+    public var evidenceWindow: AlertDuration
+    /// Line of the rule in the rules file, for messages.
+    public var line: Int?
+
+    /// Creates a rule; every detail but the name has the documented default.
+    public init(
+        name: String, scope: Scope = .init(), failure: FailureDefinition = .init(), slo: Double? = nil,
+        burnRateWindows: [BurnRateWindow] = BurnRateWindow.sreWorkbookDefaults, spike: SpikeDetection? = nil,
+        minRequests: Int = 20, confidence: Double? = 0.95, severity: Severity = .critical, notify: [String] = [],
+        repeatInterval: AlertDuration = .hours(4), resolveAfter: AlertDuration = .minutes(15),
+        evidenceWindow: AlertDuration? = nil, line: Int? = nil
+    ) {
+        self.name = name
+        self.scope = scope
+        self.failure = failure
+        self.slo = slo
+        self.burnRateWindows = burnRateWindows
+        self.spike = spike
+        self.minRequests = minRequests
+        self.confidence = confidence
+        self.severity = severity
+        self.notify = notify
+        self.repeatInterval = repeatInterval
+        self.resolveAfter = resolveAfter
+        self.evidenceWindow = evidenceWindow ?? (slo != nil ? burnRateWindows.map(\.long).min() : spike?.window) ?? .hours(1)
+        self.line = line
+    }
+
+    /// Severity of a page, as PagerDuty names them.
+    public enum Severity: String, Sendable, Codable, CaseIterable {
+        case critical, error, warning, info
+    }
+}
+
+extension AlertRule {
+    /// The traffic a rule watches: everything, or requests matching every field that is set.
+    ///
+    /// `route` matches the route template exactly, or as a prefix when it ends in `*`.
+    /// Events without the field (a decode failure has no host) match only an unset field.
+    public struct Scope: Sendable, Equatable, Codable, CustomStringConvertible {
+        /// Route template, e.g. `/apps/{id}`; a trailing `*` matches any route starting with the rest.
+        public var route: String?
+        /// Server host.
+        public var host: String?
+        /// App version from the trace files' headers.
+        public var appVersion: String?
+
+        /// Creates a scope; no fields set means all traffic.
+        public init(route: String? = nil, host: String? = nil, appVersion: String? = nil) {
+            self.route = route
+            self.host = host
+            self.appVersion = appVersion
+        }
+
+        /// True when the scope watches all traffic.
+        public var isAll: Bool { route == nil && host == nil && appVersion == nil }
+
+        /// `all`, or the fields set, e.g. `route=/apps/{id} host=api.example.com`.
+        public var description: String {
+            if isAll { return "all" }
+            return [route.map { "route=\($0)" }, host.map { "host=\($0)" }, appVersion.map { "app_version=\($0)" }]
+                .compactMap { $0 }.joined(separator: " ")
+        }
+
+        /// True when a value of the scoped field matches (`nil` values match only unset fields).
+        static func matches(_ pattern: String?, _ value: String?) -> Bool {
+            guard let pattern else { return true }
+            guard let value else { return false }
+            if pattern.hasSuffix("*") { return value.hasPrefix(pattern.dropLast()) }
+            return pattern == value
+        }
+    }
+
+    /// What counts as a failed request.
+    public struct FailureDefinition: Sendable, Equatable, Codable {
+        /// HTTP statuses that count as failures; default 500-599.
+        public var statuses: [ClosedRange<Int>]
+        /// Whether a request whose transport failed (no status) is a failure; default true.
+        public var transport: Bool
+        /// Whether a `decode_failure` event counts as a failed request; default false.
+        public var decodeFailures: Bool
+
+        /// Creates a definition; the defaults are 5xx and transport failures.
+        public init(statuses: [ClosedRange<Int>] = [500...599], transport: Bool = true, decodeFailures: Bool = false) {
+            self.statuses = statuses
+            self.transport = transport
+            self.decodeFailures = decodeFailures
+        }
+
+        /// True when a request with this status (nil: transport failure) failed.
+        public func isFailure(status: Int?) -> Bool {
+            guard let status else { return transport }
+            return statuses.contains { $0.contains(status) }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import APITraceFormat
+
+/// Turns detections into incidents and notifications: page once per incident, repeat only after
+/// the rule's `repeat_interval`, resolve after the rate stayed recovered for `resolve_after`.
+///
+/// A rule that recovers and fires again within `resolve_after` keeps its incident (no second
+/// page, no "resolved" in between): that is what stops flapping. A muted rule's incident is
+/// opened and counted but not paged; if it still fires when the mute ends, it pages then.
+public enum IncidentTracker {
+    /// What one evaluation of one rule did.
+    public enum Transition: String, Sendable, Equatable {
+        /// A new incident paged.
+        case triggered
+        /// An incident still firing paged again after the repeat interval.
+        case repeated
+        /// A new or firing incident that a mute kept quiet.
+        case muted
+        /// Firing, already paged, nothing to send.
+        case firing
+        /// Below threshold, waiting for `resolve_after` before resolving.
+        case recovering
+        /// The incident closed; a resolve was sent if it had paged.
+        case resolved
+        /// Nothing open, nothing firing.
+        case quiet
+    }
+
+    /// Advances `state` by one evaluation of `rule`; returns the transition and the notification to send, if any.
+    public static func advance(
+        _ state: inout AlertState, rule: AlertRule, detection: Detection, evidence: () -> AlertEvidence, at now: Int64
+    ) -> (Transition, AlertNotification?) {
+        let muted = state.activeMute(for: rule.name, at: now) != nil
+        if detection.firing {
+            var incident = state.incidents[rule.name] ?? Incident(rule: rule.name, started: now)
+            incident.lastFiring = now
+            incident.recoveringSince = nil
+            defer { state.incidents[rule.name] = incident }
+            if muted {
+                incident.mutedEvaluations += 1
+                return (.muted, nil)
+            }
+            let isRepeat: Bool
+            if let last = incident.lastPaged {
+                guard now - last >= rule.repeatInterval.milliseconds else { return (.firing, nil) }
+                isRepeat = true
+            } else {
+                isRepeat = false
+            }
+            let e = evidence()
+            let summary = AlertNotification.triggerSummary(e)
+            incident.lastPaged = now
+            incident.pages += 1
+            incident.summary = summary
+            let notification = AlertNotification(
+                action: .trigger, rule: rule.name, incidentID: incident.id, severity: rule.severity,
+                summary: summary, timestamp: .init(millisecondsSince1970: now), isRepeat: isRepeat, evidence: e)
+            return (isRepeat ? .repeated : .triggered, notification)
+        }
+        guard var incident = state.incidents[rule.name] else { return (.quiet, nil) }
+        let since = incident.recoveringSince ?? now
+        incident.recoveringSince = since
+        guard now - since >= rule.resolveAfter.milliseconds else {
+            state.incidents[rule.name] = incident
+            return (.recovering, nil)
+        }
+        incident.resolved = now
+        state.incidents[rule.name] = nil
+        state.closed.append(incident)
+        if state.closed.count > 50 { state.closed.removeFirst(state.closed.count - 50) }
+        guard incident.lastPaged != nil else { return (.resolved, nil) }
+        let minutes = max(1, (now - incident.started) / 60_000)
+        let summary = "\(rule.name) resolved: failure ratio back under threshold for \(rule.resolveAfter) (incident lasted \(minutes) min, \(incident.pages) page\(incident.pages == 1 ? "" : "s"))"
+        return (.resolved, AlertNotification(
+            action: .resolve, rule: rule.name, incidentID: incident.id, severity: rule.severity,
+            summary: summary, timestamp: .init(millisecondsSince1970: now)))
+    }
+}

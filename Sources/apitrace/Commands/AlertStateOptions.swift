@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+
+/// Where `alert`, `mute` and `unmute` find the state file.
+struct AlertStateOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The state file (incidents, mutes, deliveries to retry); its lock is <file>.lock.", valueName: "file"))
+    var state: String?
+
+    /// `--state`, else `$APITRACE_ALERT_STATE`, else `apitrace-alert-state.json` in the current folder.
+    var path: String {
+        state ?? ProcessInfo.processInfo.environment["APITRACE_ALERT_STATE"] ?? "apitrace-alert-state.json"
+    }
+}
+
+enum AlertTime {
+    /// Parses an RFC 3339 instant (or `now`), for --now, --since and --until.
+    static func parse(_ text: String, option: String) throws -> TraceTimestampValue {
+        if text == "now" { return .init(.now()) }
+        guard let t = TraceTimestamp(rfc3339: text) else {
+            throw ValidationError("\(option): expected an RFC 3339 instant such as 2026-11-22T10:00:00Z; found \(text)")
+        }
+        return .init(t)
+    }
+}
+
+import APITraceFormat
+
+/// A timestamp value for options (wrapping keeps ArgumentParser's parsing in one place).
+struct TraceTimestampValue {
+    var timestamp: TraceTimestamp
+    init(_ timestamp: TraceTimestamp) { self.timestamp = timestamp }
+}

@@ -1,0 +1,60 @@
+import APITraceAlerting
+import APITraceFormat
+import ArgumentParser
+import Foundation
+
+extension APITrace {
+    /// `apitrace mute`: silences pages for a while; muted incidents are still recorded.
+    struct Mute: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Mute pages for a while (one rule or all); muted incidents are still recorded. --list shows mutes."
+        )
+
+        @Option(name: .customLong("for"), help: ArgumentHelp("How long, e.g. 30m, 2h, 1d.", valueName: "duration"))
+        var duration: String?
+
+        @Option(help: ArgumentHelp("Mute only this rule (default: every rule).", valueName: "name"))
+        var rule: String?
+
+        @Option(help: "Why (shown by --list).")
+        var comment: String?
+
+        @Option(help: ArgumentHelp("The rules file, to check that --rule names a rule.", valueName: "file"))
+        var rules: String?
+
+        @Flag(help: "List the active mutes.")
+        var list = false
+
+        @OptionGroup var stateOptions: AlertStateOptions
+
+        @Option(help: ArgumentHelp("Act as if the current time were this RFC 3339 instant (for tests and replays).", valueName: "timestamp"))
+        var now: String?
+
+        func validate() throws {
+            if list { return }
+            guard let duration else { throw ValidationError("Say how long: --for 2h (or --list to see the mutes).") }
+            guard let d = AlertDuration(parsing: duration), d.milliseconds > 0 else {
+                throw ValidationError("--for: expected a duration such as 30m, 2h, 1d; found \(duration)")
+            }
+        }
+
+        func run() async throws {
+            let store = StateStore(path: stateOptions.path)
+            let now = try self.now.map { try AlertTime.parse($0, option: "--now").timestamp } ?? .now()
+            if list {
+                let mutes = try store.activeMutes(now: now)
+                if mutes.isEmpty { print("no active mutes") }
+                for mute in mutes { print(mute.line(now: now)) }
+                return
+            }
+            if let rules, let rule {
+                let loaded = try AlertRules.load(path: rules)
+                guard loaded.rules.contains(where: { $0.name == rule }) else {
+                    throw ValidationError("\(rules) has no rule named \(rule) (rules: \(loaded.rules.map(\.name).joined(separator: ", ")))")
+                }
+            }
+            let mute = try await store.mute(rule: rule, for: AlertDuration(parsing: duration!)!, comment: comment, now: now)
+            print("muted \(mute.line(now: now))")
+        }
+    }
+}

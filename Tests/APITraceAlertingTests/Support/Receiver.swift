@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+
+/// A real HTTP server on 127.0.0.1 (ephemeral port) standing in for PagerDuty, Slack and webhook
+/// endpoints: it records every POST and answers from a script (default: each service's success).
+final class Receiver: @unchecked Sendable {
+    struct Received: Sendable {
+        var path: String
+        var contentType: String?
+        var body: Data
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    }
+
+    struct Reply: Sendable {
+        var status: Int
+        var headers: [String: String] = [:]
+        var body: String
+    }
+
+    private let lock = NSLock()
+    private var received: [Received] = []
+    private var script: [String: [Reply]] = [:]
+    private(set) var port = 0
+
+    /// Requests received so far, in order.
+    var requests: [Received] { lock.withLock { received } }
+    func requests(to path: String) -> [Received] { requests.filter { $0.path == path } }
+
+    /// Answers the next requests to `path` with these replies, then the default.
+    func script(_ path: String, _ replies: [Reply]) { lock.withLock { script[path, default: []] += replies } }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    private func reply(for path: String) -> Reply {
+        lock.withLock {
+            if var queue = script[path], !queue.isEmpty {
+                let next = queue.removeFirst()
+                script[path] = queue
+                return next
+            }
+            if path.hasPrefix("/slack") { return Reply(status: 200, body: "ok") }
+            if path.hasPrefix("/v2/enqueue") { return Reply(status: 202, body: #"{"status":"success","message":"Event processed"}"#) }
+            return Reply(status: 200, body: "{}")
+        }
+    }
+
+    /// Runs `body` with the receiver listening; stops it afterwards.
+    static func with<T: Sendable>(_ body: @Sendable (Receiver) async throws -> T) async throws -> T {
+        let receiver = Receiver()
+        let router = Router()
+        router.post("**") { request, context -> Response in
+            let bytes = try await request.body.collect(upTo: 4 << 20)
+            let path = request.uri.path
+            receiver.lock.withLock {
+                receiver.received.append(Received(path: path, contentType: request.headers[.contentType], body: Data(bytes.readableBytesView)))
+            }
+            let reply = receiver.reply(for: path)
+            var headers = HTTPFields()
+            for (name, value) in reply.headers { headers[HTTPField.Name(name)!] = value }
+            return Response(status: .init(code: reply.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: reply.body)))
+        }
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
+            logger: {
+                // Quiet: cancelling the server at the end of a test logs an "error" that is not one.
+                var logger = Logger(label: "receiver")
+                logger.logLevel = .critical
+                return logger
+            }())
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.run() }
+            for await port in ports { receiver.port = port; break }
+            defer { group.cancelAll() }
+            return try await body(receiver)
+        }
+    }
+}
