@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
+        .library(name: "APITraceAnalysis", targets: ["APITraceAnalysis"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         .systemLibrary(
@@ -35,11 +37,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "APITraceAnalysis",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceAnalysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,12 +58,17 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceAnalysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "APITraceFormatTests",
             dependencies: ["APITraceFormat"]
+        ),
+        .testTarget(
+            name: "APITraceAnalysisTests",
+            dependencies: ["APITraceAnalysis", "APITraceFormat"]
         ),
     ]
 )

@@ -1,0 +1,5 @@
+extension TraceReport {
+    func renderJSON() -> String { "" }
+    func renderMarkdown() -> String { "" }
+    func renderHTML() -> String { "" }
+}
