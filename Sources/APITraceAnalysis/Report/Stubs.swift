@@ -1,5 +1,0 @@
-extension TraceReport {
-    func renderJSON() -> String { "" }
-    func renderMarkdown() -> String { "" }
-    func renderHTML() -> String { "" }
-}
