@@ -236,27 +236,40 @@ public struct ExampleSet: Sendable, Equatable {
     /// Creates an empty set.
     public init() {}
 
-    /// True when `text` at `time` would be kept (cheap check before building the string).
+    /// Texts offered so far; past ``offerLimit`` only texts earlier than the kept ones are looked
+    /// at, so a group repeating one message does not build a `String` per event.
+    private var offers = 0
+    /// Offers looked at before only earlier texts are.
+    public static let offerLimit = 64
+
+    /// True when a text seen at `time` may be kept (cheap check before building the string).
     @inline(__always)
     public func wouldKeep(time: Int64) -> Bool {
-        items.count < Self.capacity || time <= items[items.count - 1].time
+        guard let last = items.last else { return true }
+        if time < last.time { return true }
+        return items.count < Self.capacity && offers < Self.offerLimit
     }
 
     /// Offers a text seen at `time` (milliseconds since the epoch).
     public mutating func offer(_ text: String, time: Int64) {
-        if let i = items.firstIndex(where: { $0.text == text }) {
-            if time < items[i].time { items[i].time = time; sort() }
-            return
-        }
-        guard wouldKeep(time: time) else { return }
-        items.append((time, text))
-        sort()
-        if items.count > Self.capacity { items.removeLast() }
+        offers += 1
+        insert(text, time: time)
     }
 
     /// Offers every example of another set.
     public mutating func merge(_ other: ExampleSet) {
-        for item in other.items { offer(item.text, time: item.time) }
+        for item in other.items { insert(item.text, time: item.time) }
+    }
+
+    private mutating func insert(_ text: String, time: Int64) {
+        if let i = items.firstIndex(where: { $0.text == text }) {
+            if time < items[i].time { items[i].time = time; sort() }
+            return
+        }
+        guard items.count < Self.capacity || (time, text) < (items[items.count - 1].time, items[items.count - 1].text) else { return }
+        items.append((time, text))
+        sort()
+        if items.count > Self.capacity { items.removeLast() }
     }
 
     /// The texts, earliest first.

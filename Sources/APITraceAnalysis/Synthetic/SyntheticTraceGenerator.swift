@@ -90,7 +90,7 @@ public struct SyntheticTraceGenerator: Sendable {
     /// Hands every event of file `index` to `body`, in order.
     public func forEachEvent(file index: Int, _ body: (TraceEvent) -> Void) {
         var state = SyntheticTraffic(
-            seed: configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &+ 1,
+            seed: SplitMix64.mix(SplitMix64.mix(configuration.seed) &+ UInt64(index + 1) &* 0xD1B5_4A32_D192_ED03),
             start: fileStart(index), traceStart: configuration.start, span: spanMilliseconds,
             meanIntervalMs: configuration.meanIntervalMs, sampleRate: configuration.sampleRate)
         for _ in 0..<eventCount(file: index) { body(state.next()) }

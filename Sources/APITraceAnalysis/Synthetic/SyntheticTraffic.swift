@@ -69,12 +69,13 @@ struct SyntheticTraffic {
         var traceID: String?
         switch roll {
         case ..<0.82:
-            traceID = hex(16)
+            // Not every request carries a W3C trace id: only those the app traces.
+            if random.unit() < 0.6 { traceID = hex(16) }
             payload = .request(request(at: time))
         case ..<0.85: payload = .decodeFailure(decodeFailure())
         case ..<0.87: payload = .error(recordedError())
         case ..<0.91: payload = .sse(sse())
-        case ..<0.9995: payload = .log(log())
+        case ..<0.997: payload = .log(log())
         default: payload = .dropped(.init(count: 1 + random.int(below: 50), reason: random.unit() < 0.8 ? "buffer_full" : "write_failed"))
         }
         return TraceEvent(timestamp: time, session: session, traceID: traceID, payload)
@@ -112,7 +113,7 @@ struct SyntheticTraffic {
             method: route.method, route: route.route, host: random.unit() < 0.9 ? "api.example.com" : "cdn.example.com",
             status: status, durationMs: (duration * 1000).rounded() / 1000,
             bytesIn: status == nil ? nil : Int64(200 + random.int(below: 48_000)),
-            bytesOut: route.method == "GET" ? 0 : Int64(100 + random.int(below: 1900)),
+            bytesOut: route.method == "GET" ? nil : Int64(100 + random.int(below: 1900)),
             error: error, attempt: status == nil && random.unit() < 0.3 ? 2 : 1,
             sampleRate: success ? sampleRate : nil)
     }
@@ -202,7 +203,12 @@ struct SplitMix64 {
 
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
+        return Self.mix(state)
+    }
+
+    /// SplitMix64's finalizer: spreads nearby seeds (1, 2, 3...) into unrelated streams.
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
