@@ -64,6 +64,6 @@ struct TraceFilterTests {
         let until = traces.generator.header(file: 2).started
         let summary = TraceSummarizer(filter: TraceFilter(until: until)).summarize(files: traces.paths)
         #expect(summary.filesFiltered == 2)
-        #expect(summary.events == traces.events[0].count + traces.events[1].count)
+        #expect(summary.events == traces.allEvents.filter { $0.timestamp < until }.count)
     }
 }
