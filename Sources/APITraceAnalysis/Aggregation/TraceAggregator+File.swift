@@ -16,12 +16,13 @@ extension TraceAggregator {
             return
         }
         var header: TraceFileHeader?
+        var sawHeader = false  // checked per line; cheaper than testing the optional header
         var skipped = false
         var eventsKept = 0
         var lineWarnings = 0
         let raw = reader.forEachRawLine { bytes, number in
             if bytes.isEmpty { return true }
-            guard header != nil else {
+            guard sawHeader else {
                 guard case .header(let h)? = try? TraceLine.decode(bytes) else {
                     base.addWarning(.init(path: reader.path, kind: .notATraceFile("line \(number) is not an apitrace header"), eventsKept: 0))
                     skipped = true
@@ -33,6 +34,7 @@ extension TraceAggregator {
                     return false
                 }
                 header = h
+                sawHeader = true
                 if !filter.matches(header: h) {
                     base.filesFiltered += 1
                     skipped = true

@@ -45,6 +45,11 @@ public struct TraceAggregator {
     var sseReasons: [Int: Int] = [:]
     var sseRoutes: [Int: SSERouteCounts] = [:]
 
+    // The minute of the last timestamp parsed: its first 16 bytes (`2026-11-22T10:00`) and its
+    // instant. Events come in time order, so most timestamps only need their seconds parsed.
+    var minutePrefix: (UInt64, UInt64) = (0, 0)
+    var minuteMs: Int64 = 0
+
     // The time bucket being filled; events of a file arrive in time order, so most land in it.
     var currentBucketStart = Int64.min
     var currentBucket = TimeBucket()
