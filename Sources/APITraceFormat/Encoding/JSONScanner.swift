@@ -76,19 +76,6 @@ public struct JSONScanner {
         guard peek() == UInt8(ascii: "\"") else { throw fail("expected a string") }
         position += 1
         let start = position
-        // Eight bytes at a time until a quote, a backslash or a control byte (SWAR bit tricks);
-        // the byte loop below then handles that byte. Most trace strings have no escapes.
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while position + 8 <= bytes.count {
-            let w = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-            let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
-            let hits = ((q &- ones) & ~q | (b &- ones) & ~b | (w &- ones &* 0x20) & ~w) & highs
-            if hits != 0 {
-                position += hits.trailingZeroBitCount / 8
-                break
-            }
-            position += 8
-        }
         var escaped = false
         while position < bytes.count {
             let c = bytes[position]
