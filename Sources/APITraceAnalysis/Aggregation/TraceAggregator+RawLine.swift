@@ -220,43 +220,43 @@ struct RawFields {
     private mutating func read(_ k: UnsafeRawBufferPointer, _ s: inout RawLineScanner) throws {
         switch k.count {
         case 2:
-            if k.is("ts") { ts = try str(&s, k) } else { try s.skipValue() }
+            if k.is("ts") { ts = try Self.str(&s, k) } else { try s.skipValue() }
         case 3:
-            if k.is("key") { key = try str(&s, k) } else { try s.skipValue() }
+            if k.is("key") { key = try Self.str(&s, k) } else { try s.skipValue() }
         case 4:
-            if k.is("type") { type = try str(&s, k) }
-            else if k.is("host") { host = try str(&s, k) }
-            else if k.is("kind") { kind = try str(&s, k) }
-            else if k.is("path") { path = try str(&s, k) }
+            if k.is("type") { type = try Self.str(&s, k) }
+            else if k.is("host") { host = try Self.str(&s, k) }
+            else if k.is("kind") { kind = try Self.str(&s, k) }
+            else if k.is("path") { path = try Self.str(&s, k) }
             else { try s.skipValue() }
         case 5:
-            if k.is("route") { route = try str(&s, k) }
-            else if k.is("error") { error = try str(&s, k) }
-            else if k.is("phase") { phase = try str(&s, k) }
-            else if k.is("level") { level = try str(&s, k) }
-            else if k.is("count") { count = try int(&s, k) }
+            if k.is("route") { route = try Self.str(&s, k) }
+            else if k.is("error") { error = try Self.str(&s, k) }
+            else if k.is("phase") { phase = try Self.str(&s, k) }
+            else if k.is("level") { level = try Self.str(&s, k) }
+            else if k.is("count") { count = try Self.int(&s, k) }
             else { try s.skipValue() }
         case 6:
-            if k.is("method") { method = try str(&s, k) }
-            else if k.is("status") { status = try int(&s, k) }
-            else if k.is("entity") { entity = try str(&s, k) }
-            else if k.is("reason") { reason = try str(&s, k) }
-            else if k.is("events") { events = try int(&s, k) }
+            if k.is("method") { method = try Self.str(&s, k) }
+            else if k.is("status") { status = try Self.int(&s, k) }
+            else if k.is("entity") { entity = try Self.str(&s, k) }
+            else if k.is("reason") { reason = try Self.str(&s, k) }
+            else if k.is("events") { events = try Self.int(&s, k) }
             else { try s.skipValue() }
         case 7:
-            if k.is("message") { message = try str(&s, k) } else { try s.skipValue() }
+            if k.is("message") { message = try Self.str(&s, k) } else { try s.skipValue() }
         case 8:
-            if k.is("bytes_in") { bytesIn = try int(&s, k) }
-            else if k.is("identity") { identity = try str(&s, k) }
-            else if k.is("delay_ms") { delayMs = try dbl(&s, k) }
+            if k.is("bytes_in") { bytesIn = try Self.int(&s, k) }
+            else if k.is("identity") { identity = try Self.str(&s, k) }
+            else if k.is("delay_ms") { delayMs = try Self.dbl(&s, k) }
             else { try s.skipValue() }
         case 9:
-            if k.is("bytes_out") { bytesOut = try int(&s, k) } else { try s.skipValue() }
+            if k.is("bytes_out") { bytesOut = try Self.int(&s, k) } else { try s.skipValue() }
         case 10:
-            if k.is("suppressed") { suppressed = try int(&s, k) } else { try s.skipValue() }
+            if k.is("suppressed") { suppressed = try Self.int(&s, k) } else { try s.skipValue() }
         case 11:
-            if k.is("duration_ms") { durationMs = try dbl(&s, k) }
-            else if k.is("sample_rate") { sampleRate = try dbl(&s, k) }
+            if k.is("duration_ms") { durationMs = try Self.dbl(&s, k) }
+            else if k.is("sample_rate") { sampleRate = try Self.dbl(&s, k) }
             else { try s.skipValue() }
         default:
             try s.skipValue()
@@ -264,21 +264,21 @@ struct RawFields {
     }
 
     @inline(__always)
-    private func str(_ s: inout RawLineScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> RawString {
+    private static func str(_ s: inout RawLineScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> RawString {
         do { return try s.string() } catch {
             throw Invalid(reason: "field \"\(String(decoding: k, as: UTF8.self))\" is not a string (\(error.reason))")
         }
     }
 
     @inline(__always)
-    private func int(_ s: inout RawLineScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> Int64 {
+    private static func int(_ s: inout RawLineScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> Int64 {
         do { return try s.int() } catch {
             throw Invalid(reason: "field \"\(String(decoding: k, as: UTF8.self))\" is not a number (\(error.reason))")
         }
     }
 
     @inline(__always)
-    private func dbl(_ s: inout RawLineScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> Double {
+    private static func dbl(_ s: inout RawLineScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> Double {
         do { return try s.double() } catch {
             throw Invalid(reason: "field \"\(String(decoding: k, as: UTF8.self))\" is not a number (\(error.reason))")
         }

@@ -18,7 +18,7 @@ public struct TraceSummarizer: Sendable {
     /// Files read at once; defaults to the number of cores.
     public var parallelism: Int
 
-    /// Progress, reported after each file: files done, files in all, decompressed bytes so far.
+    /// Progress, reported after each file is read: files done, files in all.
     public typealias Progress = @Sendable (_ filesDone: Int, _ filesTotal: Int) -> Void
 
     /// Creates a summarizer.
