@@ -13,9 +13,9 @@ enum ReportNumberFormatting {
         return n < 0 ? "-" + out : out
     }
 
-    /// A count that may be fractional (estimates): whole when it is, else one decimal.
+    /// A count that may be fractional (estimates), rounded to a whole number.
     static func estimate(_ x: Double) -> String {
-        x == x.rounded() ? count(Int(x)) : count(Int(x.rounded()))
+        count(Int(x.rounded()))
     }
 
     /// `0.02437` -> `2.44 %`.
