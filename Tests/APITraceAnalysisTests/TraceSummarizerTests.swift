@@ -144,3 +144,26 @@ struct TraceSummarizerTests {
         #expect(folded.definitions.contains { $0.contains("counted as an error here") })
     }
 }
+
+@Suite("Memory stays bounded")
+struct BoundedMemoryTests {
+    @Test("thousands of distinct routes fold into one (other) row; counts stay exact")
+    func routeCardinality() {
+        var aggregator = TraceAggregator()
+        let t = TraceTimestamp(millisecondsSince1970: 1_795_341_600_000)
+        for i in 0..<3000 {
+            aggregator.add(TraceEvent(timestamp: t, .request(.init(method: "GET", route: "/items/\(i)", status: i % 10 == 0 ? 500 : 200, durationMs: 5))))
+            aggregator.add(TraceEvent(timestamp: t, .error(.init(identity: "E.case\(i)", message: "m", route: "/items/\(i)"))))
+        }
+        var other = TraceAggregator()
+        other.add(TraceEvent(timestamp: t, .request(.init(method: "GET", route: "/fresh", durationMs: 5))))
+        var summary = aggregator.summary()
+        summary.merge(other.summary())
+        #expect(summary.routes.count <= TraceSummary.maximumRoutes)
+        #expect(summary.routes[.other] != nil)
+        #expect(summary.routes.values.reduce(0) { $0 + $1.counts.requests } == 3001)
+        #expect(summary.routes.values.reduce(0) { $0 + $1.counts.serverErrors } == 300)
+        #expect(summary.errors.count <= TraceSummary.maximumKeys)
+        #expect(summary.errors.values.reduce(0) { $0 + $1.events } == 3000)
+    }
+}

@@ -15,11 +15,17 @@ struct ByteInterner {
     private var table: [Int32]
     private var mask: Int
 
-    init(capacity: Int = 256) {
+    /// Most distinct values; past it every new value maps to the id of `(other)`, so memory stays
+    /// bounded when a producer writes ids into routes or identities.
+    let limit: Int
+    private var overflowID: Int?
+
+    init(capacity: Int = 256, limit: Int = 10_000) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
         table = Array(repeating: 0, count: size)
         mask = size - 1
+        self.limit = max(2, limit)
     }
 
     /// Number of distinct values interned.
@@ -28,6 +34,17 @@ struct ByteInterner {
     /// The id of `bytes`, adding it when new.
     @inline(__always)
     mutating func id(of bytes: UnsafeRawBufferPointer) -> Int {
+        if let id = lookup(bytes, insert: starts.count < limit - 1) { return id }
+        if let overflowID { return overflowID }
+        let other = "(other)"
+        let id = other.utf8.withContiguousStorageIfAvailable { lookup(UnsafeRawBufferPointer($0), insert: true)! }!
+        overflowID = id
+        return id
+    }
+
+    /// The id of `bytes`; when absent, adds it if `insert`, else returns `nil`.
+    @inline(__always)
+    private mutating func lookup(_ bytes: UnsafeRawBufferPointer, insert: Bool) -> Int? {
         let hash = Self.hash(bytes)
         var slot = Int(truncatingIfNeeded: hash) & mask
         while true {
@@ -37,6 +54,7 @@ struct ByteInterner {
             if hashes[id] == hash, lengths[id] == bytes.count, equals(id, bytes) { return id }
             slot = (slot + 1) & mask
         }
+        guard insert else { return nil }
         let id = starts.count
         starts.append(storage.count)
         lengths.append(bytes.count)

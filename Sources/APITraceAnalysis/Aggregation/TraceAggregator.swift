@@ -34,6 +34,7 @@ public struct TraceAggregator {
     var slotsByRoute: [[(method: Int32, slot: Int32)]] = []
     var slotKeys: [(method: Int, route: Int)] = []
     var slotSummaries: [RouteSummary] = []
+    var overflowSlot: Int?
     /// For each route id: 0 = not checked yet, 1 = matches the route filter, 2 = does not.
     var routeFilterState: [UInt8] = []
 
@@ -134,6 +135,17 @@ public struct TraceAggregator {
     mutating func slot(method: Int, route: Int) -> Int {
         while slotsByRoute.count <= route { slotsByRoute.append([]) }
         for pair in slotsByRoute[route] where Int(pair.method) == method { return Int(pair.slot) }
+        if slotSummaries.count >= TraceSummary.maximumRoutes - 1 {
+            // Past the cap, every new method and route shares one row, so memory stays bounded.
+            if let overflowSlot { return overflowSlot }
+            let m = methods.id(of: RouteKey.other.method), r = routeNames.id(of: RouteKey.other.route)
+            while slotsByRoute.count <= r { slotsByRoute.append([]) }
+            overflowSlot = slotSummaries.count
+            slotsByRoute[r].append((Int32(m), Int32(overflowSlot!)))
+            slotKeys.append((m, r))
+            slotSummaries.append(RouteSummary())
+            return overflowSlot!
+        }
         let slot = slotSummaries.count
         slotsByRoute[route].append((Int32(method), Int32(slot)))
         slotKeys.append((method, route))
@@ -160,7 +172,7 @@ public struct TraceAggregator {
         if let requestError {
             while requestErrors.count <= requestError { requestErrors.append(IdentityAccumulator()) }
             requestErrors[requestError].events += 1
-            requestErrors[requestError].routes[route, default: 0] += 1
+            Self.count(route, in: &requestErrors[requestError].routes)
         }
     }
 
@@ -171,7 +183,7 @@ public struct TraceAggregator {
         while recordedErrors.count <= identity { recordedErrors.append(IdentityAccumulator()) }
         recordedErrors[identity].events += 1
         recordedErrors[identity].suppressed += suppressed
-        recordedErrors[identity].routes[route ?? -1, default: 0] += 1 + suppressed
+        Self.count(route ?? -1, in: &recordedErrors[identity].routes, by: 1 + suppressed)
         if recordedErrors[identity].examples.wouldKeep(time: ms) {
             recordedErrors[identity].examples.offer(message(), time: ms)
         }
@@ -190,7 +202,7 @@ public struct TraceAggregator {
                 entity: entity(), kind: kind(), path: DecodeFailureKey.foldIndices(p), key: key()))
         }
         decodeAccumulators[group].count += 1
-        decodeAccumulators[group].routes[route ?? -1, default: 0] += 1
+        Self.count(route ?? -1, in: &decodeAccumulators[group].routes)
         decodeByRoute[route ?? -1, default: 0] += 1
         if decodeAccumulators[group].key == nil { decodeAccumulators[group].key = key() }
         if decodeAccumulators[group].examplePaths.wouldKeep(time: ms) {
@@ -199,6 +211,15 @@ public struct TraceAggregator {
         if decodeAccumulators[group].exampleMessages.wouldKeep(time: ms) {
             decodeAccumulators[group].exampleMessages.offer(message(), time: ms)
         }
+    }
+
+    /// Most routes counted per identity or decode-failure group; the rest share `(other)` (id -2).
+    static let maximumRoutesPerGroup = ErrorIdentitySummary.maximumRoutes
+
+    @inline(__always)
+    static func count(_ route: Int, in routes: inout [Int: Int], by n: Int = 1) {
+        let key = routes[route] != nil || routes.count < maximumRoutesPerGroup ? route : -2
+        routes[key, default: 0] += n
     }
 
     /// SSE phases as the aggregator counts them.
@@ -254,7 +275,7 @@ public struct TraceAggregator {
         for type in EventType.allCases where typeCounts[type.rawValue] > 0 {
             s.eventsByType[type.name, default: 0] += typeCounts[type.rawValue]
         }
-        func routeName(_ id: Int) -> String { id < 0 ? "-" : routeNames.string(id) }
+        func routeName(_ id: Int) -> String { id == -2 ? "(other)" : id < 0 ? "-" : routeNames.string(id) }
         var routes: [RouteKey: RouteSummary] = [:]
         for (i, key) in slotKeys.enumerated() {
             routes[RouteKey(method: methods.string(key.method), route: routeNames.string(key.route))] = slotSummaries[i]

@@ -13,7 +13,7 @@ public struct RouteKey: Sendable, Hashable, Comparable {
         self.route = route
     }
 
-    /// Where routes past ``TraceSummary/maximumKeys`` are counted.
+    /// Where routes past ``TraceSummary/maximumRoutes`` are counted.
     public static let other = RouteKey(method: "*", route: "(other routes)")
 
     public static func < (a: RouteKey, b: RouteKey) -> Bool { (a.route, a.method) < (b.route, b.method) }

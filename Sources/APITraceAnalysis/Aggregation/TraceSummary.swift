@@ -61,9 +61,12 @@ public struct TraceSummary: Sendable {
     /// Counts over time.
     public var timeSeries: TimeSeries
 
-    /// Most distinct routes, error identities or decode-failure groups kept; the rest are folded
-    /// into one `(other)` entry so memory stays bounded.
+    /// Most distinct error identities or decode-failure groups kept; the rest are folded into one
+    /// `(other)` entry so memory stays bounded.
     public static let maximumKeys = 2000
+    /// Most distinct method + route pairs kept (each holds a latency sketch of up to ~26 KB); the
+    /// rest are counted together as ``RouteKey/other``.
+    public static let maximumRoutes = 500
 
     /// Creates an empty summary whose time series starts at a granularity.
     public init(timeSeriesGranularity: Int64 = 1) {
@@ -99,15 +102,15 @@ public struct TraceSummary: Sendable {
         dropped.merge(other.dropped, uniquingKeysWith: +)
         logLevels.merge(other.logLevels, uniquingKeysWith: +)
         for (key, value) in other.routes {
-            let key = routes[key] != nil || routes.count < Self.maximumKeys ? key : .other
+            let key = routes[key] != nil || routes.count < Self.maximumRoutes - 1 ? key : .other
             routes[key, default: RouteSummary()].merge(value)
         }
         for (key, value) in other.errors {
-            let key = errors[key] != nil || errors.count < Self.maximumKeys ? key : ErrorIdentityKey(identity: "(other)", source: key.source)
+            let key = errors[key] != nil || errors.count < Self.maximumKeys - 1 ? key : ErrorIdentityKey(identity: "(other)", source: key.source)
             errors[key, default: ErrorIdentitySummary()].merge(value)
         }
         for (key, value) in other.decodeFailures {
-            let key = decodeFailures[key] != nil || decodeFailures.count < Self.maximumKeys ? key : .other
+            let key = decodeFailures[key] != nil || decodeFailures.count < Self.maximumKeys - 1 ? key : .other
             decodeFailures[key, default: DecodeFailureSummary()].merge(value)
         }
         decodeFailuresByRoute.merge(other.decodeFailuresByRoute, uniquingKeysWith: +)
