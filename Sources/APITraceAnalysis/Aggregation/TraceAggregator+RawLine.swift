@@ -53,17 +53,17 @@ extension TraceAggregator {
             guard let method = f.method else { return .invalid("missing field \"method\"") }
             guard let route = f.route else { return .invalid("missing field \"route\"") }
             guard let duration = f.durationMs else { return .invalid("missing field \"duration_ms\"") }
-            let routeID = intern(route, in: &routeNames)
+            let routeID = Self.intern(route, in: &routeNames)
             guard routeMatches(routeID) else { base.eventsFiltered += 1; return .filtered }
-            let requestError = f.error.map { intern($0, in: &requestIdentities) }
+            let requestError = f.error.map { Self.intern($0, in: &requestIdentities) }
             recordRequest(
-                ms: ms, method: intern(method, in: &methods), route: routeID, status: f.status.map { Int($0) },
+                ms: ms, method: Self.intern(method, in: &methods), route: routeID, status: f.status.map { Int($0) },
                 durationMs: duration, bytesIn: f.bytesIn, bytesOut: f.bytesOut, requestError: requestError,
                 sampleRate: f.sampleRate)
         case .decodeFailure:
             guard let entity = f.entity else { return .invalid("missing field \"entity\"") }
             guard let failureKind = f.kind else { return .invalid("missing field \"kind\"") }
-            let routeID = f.route.map { intern($0, in: &routeNames) }
+            let routeID = f.route.map { Self.intern($0, in: &routeNames) }
             if filter.route != nil { guard let routeID, routeMatches(routeID) else { base.eventsFiltered += 1; return .filtered } }
             let path = f.path ?? RawString.empty
             let group = decodeGroupID(entity: entity, kind: failureKind, path: path)
@@ -72,24 +72,24 @@ extension TraceAggregator {
                 path: { path.string }, key: { f.key?.string }, message: { f.message?.string ?? "" })
         case .error:
             guard let identity = f.identity else { return .invalid("missing field \"identity\"") }
-            let routeID = f.route.map { intern($0, in: &routeNames) }
+            let routeID = f.route.map { Self.intern($0, in: &routeNames) }
             if filter.route != nil { guard let routeID, routeMatches(routeID) else { base.eventsFiltered += 1; return .filtered } }
             recordError(
-                ms: ms, identity: intern(identity, in: &recordedIdentities), route: routeID,
+                ms: ms, identity: Self.intern(identity, in: &recordedIdentities), route: routeID,
                 suppressed: max(0, Int(f.suppressed ?? 0)), message: { f.message?.string ?? "" })
         case .sse:
             guard let phaseBytes = f.phase else { return .invalid("missing field \"phase\"") }
-            let routeID = intern(f.route ?? RawString.empty, in: &routeNames)
+            let routeID = Self.intern(f.route ?? RawString.empty, in: &routeNames)
             guard routeMatches(routeID) else { base.eventsFiltered += 1; return .filtered }
             let p = phaseBytes.bytes
             let phase: SSEPhase = p.is("open") ? .open : p.is("close") ? .close : p.is("reconnect") ? .reconnect : p.is("fail") ? .fail : .other
             recordSSE(
-                ms: ms, phase: phase, route: routeID, reason: f.reason.map { intern($0, in: &smallStrings) },
+                ms: ms, phase: phase, route: routeID, reason: f.reason.map { Self.intern($0, in: &smallStrings) },
                 delayMs: f.delayMs, events: f.events.map { Int($0) }, durationMs: f.durationMs)
         case .log:
             guard let level = f.level else { return .invalid("missing field \"level\"") }
             if filter.route != nil { base.eventsFiltered += 1; return .filtered }
-            recordLog(ms: ms, level: intern(level, in: &smallStrings))
+            recordLog(ms: ms, level: Self.intern(level, in: &smallStrings))
         case .dropped:
             guard let count = f.count else { return .invalid("missing field \"count\"") }
             recordDropped(ms: ms, count: Int(count), reason: f.reason?.string ?? "unknown")
@@ -117,7 +117,7 @@ extension TraceAggregator {
     }
 
     @inline(__always)
-    private func intern(_ s: RawString, in interner: inout ByteInterner) -> Int {
+    private static func intern(_ s: RawString, in interner: inout ByteInterner) -> Int {
         s.hasEscapes ? interner.id(of: s.string) : interner.id(of: s.bytes)
     }
 
