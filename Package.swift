@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "APITraceSSE", targets: ["APITraceSSE"]),
         .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
         .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
+        .library(name: "APITraceAnalysis", targets: ["APITraceAnalysis"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         .systemLibrary(
@@ -67,6 +69,13 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "APITraceAnalysis",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
@@ -75,6 +84,7 @@ let package = Package(
                 "APITraceSSE",
                 "APITraceExport",
                 "APITraceAlerting",
+                "APITraceAnalysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -85,6 +95,7 @@ let package = Package(
                 "APITraceCapture",
                 "APITraceSSE",
                 "APITraceAlerting",
+                "APITraceAnalysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -176,6 +187,10 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "APITraceAnalysisTests",
+            dependencies: ["APITraceAnalysis", "APITraceFormat"]
         ),
     ]
 )

@@ -1,0 +1,135 @@
+import APITraceFormat
+import Foundation
+
+/// Which events a summary counts: a time range, a route, a server host, an app version.
+///
+/// Every condition left `nil` matches everything.
+///
+/// ```swift
+/// let filter = try TraceFilter(since: "2h", route: "/apps/*")
+/// ```
+public struct TraceFilter: Sendable, Equatable {
+    /// Events at or after this instant.
+    public var since: TraceTimestamp?
+    /// Events before this instant.
+    public var until: TraceTimestamp?
+    /// Events whose route is this template; a trailing `*` matches any rest (`/apps/*`).
+    /// Events without a route (logs, dropped, route-less errors) are left out while it is set,
+    /// except `dropped` events, which always count so that loss stays visible.
+    public var route: String?
+    /// Requests to this server host (the request's `host` field). Other event types carry no
+    /// server host and are left out while it is set, except `dropped` events.
+    public var host: String?
+    /// Files whose header `app_version` is this value; other files are skipped whole.
+    public var appVersion: String?
+
+    /// A filter that keeps everything.
+    public static let all = TraceFilter()
+
+    /// Creates a filter.
+    public init(
+        since: TraceTimestamp? = nil, until: TraceTimestamp? = nil, route: String? = nil,
+        host: String? = nil, appVersion: String? = nil
+    ) {
+        self.since = since
+        self.until = until
+        self.route = route
+        self.host = host
+        self.appVersion = appVersion
+    }
+
+    /// Creates a filter from command-line text: times as RFC 3339 or a duration back from `now`
+    /// (`90s`, `30m`, `2h`, `7d`, `1w`).
+    public init(
+        since: String?, until: String? = nil, route: String? = nil, host: String? = nil,
+        appVersion: String? = nil, now: TraceTimestamp = .now()
+    ) throws(TraceFilter.InvalidTime) {
+        self.init(route: route, host: host, appVersion: appVersion)
+        if let since { self.since = try Self.parseTime(since, option: "--since", now: now) }
+        if let until { self.until = try Self.parseTime(until, option: "--until", now: now) }
+    }
+
+    /// A time option that is neither RFC 3339 nor a duration.
+    public struct InvalidTime: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The option, such as `--since`.
+        public var option: String
+        /// The text given.
+        public var text: String
+        public var description: String {
+            "\(option) \(text): expected an RFC 3339 time (2026-11-22T10:00:00Z) or a duration back from now (90s, 30m, 2h, 7d, 1w)"
+        }
+    }
+
+    /// Parses RFC 3339 text or a duration back from `now`.
+    public static func parseTime(_ text: String, option: String = "time", now: TraceTimestamp = .now()) throws(InvalidTime) -> TraceTimestamp {
+        if let t = TraceTimestamp(rfc3339: text) { return t }
+        if let ms = parseDuration(text) { return now.adding(milliseconds: -ms) }
+        throw InvalidTime(option: option, text: text)
+    }
+
+    /// Milliseconds in a duration such as `90s`, `30m`, `2h`, `7d`, `1w` (also `500ms`); `nil` when malformed.
+    public static func parseDuration(_ text: String) -> Int64? {
+        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000)]
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        for (unit, factor) in units where trimmed.hasSuffix(unit) {
+            let number = trimmed.dropLast(unit.count)
+            if unit == "s" && number.hasSuffix("m") { continue }
+            guard let value = Double(number), value.isFinite, value > 0 else { return nil }
+            return Int64((value * factor).rounded())
+        }
+        return nil
+    }
+
+    // MARK: - Matching
+
+    /// True when a file with this header may hold matching events.
+    public func matches(header: TraceFileHeader) -> Bool {
+        if let appVersion, header.appVersion != appVersion { return false }
+        return true
+    }
+
+    /// True when a file started at this time may hold matching events (a file cannot hold events
+    /// from before it started; the file name gives the start).
+    public func mayMatch(fileStarted: TraceTimestamp) -> Bool {
+        if let until, fileStarted >= until { return false }
+        return true
+    }
+
+    /// True when the instant is in the time range.
+    @inline(__always)
+    public func matches(time: TraceTimestamp) -> Bool {
+        if let since, time < since { return false }
+        if let until, time >= until { return false }
+        return true
+    }
+
+    /// True when `route` matches the route condition.
+    public func matches(route candidate: String?) -> Bool {
+        guard let route else { return true }
+        guard let candidate else { return false }
+        if route.hasSuffix("*") { return candidate.hasPrefix(route.dropLast()) }
+        return candidate == route
+    }
+
+    /// True when the whole event matches.
+    public func matches(_ event: TraceEvent) -> Bool {
+        guard matches(time: event.timestamp) else { return false }
+        if case .dropped = event.payload { return true }
+        if host != nil {
+            guard case .request(let r) = event.payload, r.host == host else { return false }
+        }
+        if route != nil {
+            switch event.payload {
+            case .request(let r): return matches(route: r.route)
+            case .decodeFailure(let d): return matches(route: d.route)
+            case .error(let e): return matches(route: e.route)
+            case .sse(let s): return matches(route: s.route)
+            case .log, .dropped: return false
+            }
+        }
+        return true
+    }
+
+    /// True when a route or host condition is set (events then need those fields to match).
+    var hasFieldConditions: Bool { route != nil || host != nil }
+}

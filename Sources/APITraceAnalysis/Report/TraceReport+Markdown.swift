@@ -1,0 +1,87 @@
+import APITraceFormat
+import Foundation
+
+extension TraceReport {
+    /// Renders the report as GitHub-flavoured Markdown.
+    public func renderMarkdown() -> String {
+        typealias F = ReportNumberFormatting
+        func cell(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") }
+        func table(_ headers: [String], _ right: Set<Int>, _ rows: [[String]]) -> String {
+            var out = "| " + headers.joined(separator: " | ") + " |\n|"
+            for i in headers.indices { out += right.contains(i) ? " ---: |" : " --- |" }
+            out += "\n"
+            for row in rows { out += "| " + row.map(cell).joined(separator: " | ") + " |\n" }
+            return out
+        }
+        var out = "# apitrace report\n\n"
+        out += "\(F.count(input.filesRead)) files, \(F.count(totals.events)) events"
+        if let firstEvent, let lastEvent { out += ", \(firstEvent.rfc3339) to \(lastEvent.rfc3339) (\(F.span(spanSeconds)))" }
+        out += ".\n"
+        if !input.sources.isEmpty { out += "Read from: " + input.sources.map { "`\($0)`" }.joined(separator: ", ") + ".\n" }
+        out += "\n" + definitions.map { "- \($0)" }.joined(separator: "\n") + "\n"
+
+        out += "\n## Totals\n\n"
+        let t = totals
+        out += table(["", "count", "rate"], [1, 2], [
+            ["events", F.count(t.events), ""],
+            ["requests", F.count(t.requests) + (t.sampledRequests > 0 ? " (~\(F.estimate(t.estimatedRequests)) unsampled)" : ""), ""],
+            ["errors (transport + 5xx\(options.includeDecodeFailures ? " + decode" : ""))", F.count(t.errors), F.percent(t.errorRate)],
+            ["5xx", F.count(t.serverErrors), ""],
+            ["transport failures", F.count(t.transportErrors), ""],
+            ["client errors (4xx)", F.count(t.clientErrors), F.percent(t.clientErrorRate)],
+            ["decode failures", F.count(t.decodeFailures), F.percent(t.decodeFailureRate)],
+            ["recorded errors", F.count(t.recordedErrors), ""],
+            ["dropped by producers", F.count(t.dropped), ""],
+        ])
+        let l = t.latency
+        out += "\nLatency: p50 \(F.duration(l.p50)), p95 \(F.duration(l.p95)), p99 \(F.duration(l.p99)), max \(F.duration(l.max)).\n"
+
+        out += "\n## Routes\n\n"
+        out += routes.isEmpty ? "No requests.\n" : table(
+            ["method", "route", "requests", "5xx", "4xx", "transport", "decode", "error rate", "p50", "p95", "p99", "bytes in"],
+            Set(2...11),
+            routes.map { r in
+                [r.method, "`\(r.route)`", F.count(r.requests), F.count(r.serverErrors), F.count(r.clientErrors),
+                 F.count(r.transportErrors), F.count(r.decodeFailures), F.percent(r.errorRate), F.duration(r.latency.p50),
+                 F.duration(r.latency.p95), F.duration(r.latency.p99), F.bytes(r.bytesIn)]
+            })
+
+        out += "\n## Errors by identity\n\n"
+        out += errors.isEmpty ? "None.\n" : table(["count", "identity", "source", "routes", "example"], [0], errors.map { e in
+            [F.count(e.occurrences), "`\(e.identity)`", e.source,
+             e.routes.prefix(3).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", "), e.examples.first ?? ""]
+        })
+        if errorsOmitted > 0 { out += "\n\(errorsOmitted) more identities not listed.\n" }
+
+        out += "\n## Decode failures\n\n"
+        out += decodeFailures.isEmpty ? "None.\n" : table(["count", "entity", "kind", "path", "routes", "example"], [0], decodeFailures.map { d in
+            [F.count(d.count), d.entity, d.isMissingKey ? "**missing key `\(d.key ?? d.path)`**" : d.kind, "`\(d.path)`",
+             d.routes.prefix(3).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", "), d.examplePaths.first.map { "`\($0)`" } ?? ""]
+        })
+
+        out += "\n## Server-Sent Events\n\n"
+        if sse.connections + sse.reconnects + sse.fails + sse.closes == 0 {
+            out += "None.\n"
+        } else {
+            out += "- connections: \(F.count(sse.connections)), closed: \(F.count(sse.closes)), gave up: \(F.count(sse.fails))\n"
+            out += "- reconnects: \(F.count(sse.reconnects))" + (sse.reconnectsPerHour.map { " (\(F.number($0)) per hour)" } ?? "") + "\n"
+            out += "- reasons: " + sse.reasons.map { "\($0.reason) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            let d = sse.reconnectDelay
+            out += "- reconnect delay: p50 \(F.duration(d.p50)), p95 \(F.duration(d.p95)), p99 \(F.duration(d.p99))\n"
+            out += "- events per connection: mean \(sse.meanEventsPerConnection.map { F.number($0) } ?? "-"), p50 "
+                + "\(sse.eventsPerConnection.p50.map { F.number($0, decimals: 0) } ?? "-"), p95 \(sse.eventsPerConnection.p95.map { F.number($0, decimals: 0) } ?? "-")\n"
+        }
+
+        out += "\n## Over time (bucket \(F.bucket(timeSeries.bucketSeconds)))\n\n"
+        out += timeSeries.points.isEmpty ? "No requests.\n" : table(["start", "requests", "errors", "error rate", "4xx", "decode"], [1, 2, 3, 4, 5],
+            timeSeries.points.map { p in
+                [p.start.rfc3339, F.count(p.requests), F.count(p.errors), F.percent(p.errorRate), F.count(p.clientErrors), F.count(p.decodeFailures)]
+            })
+
+        if !input.warnings.isEmpty {
+            out += "\n## Warnings\n\n" + input.warnings.map { "- \($0)" }.joined(separator: "\n") + "\n"
+            if input.warningsOmitted > 0 { out += "- ... \(input.warningsOmitted) more\n" }
+        }
+        return out
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import APITraceFormat
+
+extension TraceReport {
+    /// Renders the report as aligned text, with ANSI colour when `colors` is true.
+    public func renderText(colors: Bool = false) -> String {
+        typealias F = ReportNumberFormatting
+        func heading(_ text: String) -> String { "\n" + ANSI.style(text, ANSI.bold, colors) + "\n" }
+        func rateStyle(_ rate: Double) -> String? { rate >= 0.05 ? ANSI.red : rate >= 0.01 ? ANSI.yellow : nil }
+        var out = ""
+
+        // Header
+        out += ANSI.style("apitrace report", ANSI.bold, colors)
+        out += "  \(F.count(input.filesRead)) file\(input.filesRead == 1 ? "" : "s"), \(F.count(totals.events)) events"
+        if let firstEvent, let lastEvent {
+            out += ", \(firstEvent.rfc3339) to \(lastEvent.rfc3339) (\(F.span(spanSeconds)))"
+        }
+        out += "\n"
+        if !input.sources.isEmpty { out += "read from: \(input.sources.joined(separator: ", "))\n" }
+        for line in definitions { out += ANSI.style("  \(line)", ANSI.dim, colors) + "\n" }
+
+        // Totals
+        out += heading("TOTALS")
+        var t = TextTable([("", .left), ("", .right), ("", .left)])
+        t.headers = ["", "", ""]
+        let types = totals.eventsByType.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .map { "\($0.key) \(F.count($0.value))" }.joined(separator: ", ")
+        t.add(["events", F.count(totals.events), types])
+        var requests = F.count(totals.requests)
+        if totals.sampledRequests > 0 { requests += " (~\(F.estimate(totals.estimatedRequests)) unsampled)" }
+        t.add(["requests", requests, ""])
+        let errorParts = "5xx \(F.count(totals.serverErrors)), transport \(F.count(totals.transportErrors))"
+            + (options.includeDecodeFailures ? ", decode \(F.count(totals.decodeFailures))" : "")
+        t.add(["errors", F.count(totals.errors), "\(F.percent(totals.errorRate))  (\(errorParts))"], style: rateStyle(totals.errorRate))
+        t.add(["client errors (4xx)", F.count(totals.clientErrors), F.percent(totals.clientErrorRate)])
+        t.add(["decode failures", F.count(totals.decodeFailures), "\(F.percent(totals.decodeFailureRate)) of requests"],
+              style: totals.decodeFailures > 0 ? ANSI.yellow : nil)
+        t.add(["recorded errors", F.count(totals.recordedErrors), ""])
+        let dropped = totals.droppedByReason.sorted { $0.key < $1.key }.map { "\($0.key) \(F.count($0.value))" }.joined(separator: ", ")
+        t.add(["dropped by producers", F.count(totals.dropped), dropped], style: totals.dropped > 0 ? ANSI.yellow : nil)
+        let l = totals.latency
+        t.add(["latency", "", "p50 \(F.duration(l.p50)), p95 \(F.duration(l.p95)), p99 \(F.duration(l.p99)), max \(F.duration(l.max))"])
+        t.add(["bytes", "", "in \(F.bytes(totals.bytesIn)), out \(F.bytes(totals.bytesOut))"])
+        out += t.render(colors: colors).split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")
+
+        // Routes
+        out += heading("ROUTES")
+        if routes.isEmpty {
+            out += "  no requests\n"
+        } else {
+            var r = TextTable([
+                ("METHOD", .left), ("ROUTE", .left), ("REQUESTS", .right), ("5XX", .right), ("4XX", .right),
+                ("TRANSPORT", .right), ("DECODE", .right), ("ERROR %", .right), ("P50", .right), ("P95", .right),
+                ("P99", .right), ("BYTES IN", .right),
+            ])
+            for row in routes.prefix(50) {
+                r.add([
+                    row.method, row.route, F.count(row.requests), F.count(row.serverErrors), F.count(row.clientErrors),
+                    F.count(row.transportErrors), F.count(row.decodeFailures), F.percent(row.errorRate),
+                    F.duration(row.latency.p50), F.duration(row.latency.p95), F.duration(row.latency.p99), F.bytes(row.bytesIn),
+                ], style: rateStyle(row.errorRate))
+            }
+            out += r.render(colors: colors)
+            if routes.count > 50 { out += "  ... \(routes.count - 50) more routes (see --format json)\n" }
+        }
+
+        // Errors
+        out += heading("ERRORS BY IDENTITY")
+        if errors.isEmpty {
+            out += "  none\n"
+        } else {
+            var e = TextTable([("COUNT", .right), ("IDENTITY", .left), ("SOURCE", .left), ("ROUTES", .left), ("EXAMPLE", .left)])
+            for row in errors {
+                let routes = row.routes.prefix(2).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", ")
+                    + (row.routes.count > 2 ? ", ..." : "")
+                e.add([F.count(row.occurrences), row.identity, row.source, routes, Self.clip(row.examples.first ?? "", 60)])
+            }
+            out += e.render(colors: colors)
+            if errorsOmitted > 0 { out += "  ... \(errorsOmitted) more identities\n" }
+        }
+
+        // Decode failures
+        out += heading("DECODE FAILURES")
+        if decodeFailures.isEmpty {
+            out += "  none\n"
+        } else {
+            var d = TextTable([("COUNT", .right), ("ENTITY", .left), ("KIND", .left), ("PATH", .left), ("ROUTES", .left), ("EXAMPLE", .left)])
+            for row in decodeFailures {
+                let kind = row.isMissingKey ? "MISSING KEY \"\(row.key ?? row.path)\"" : row.kind
+                let routes = row.routes.prefix(2).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", ")
+                d.add([F.count(row.count), row.entity, kind, row.path, routes, row.examplePaths.first ?? ""],
+                      style: row.isMissingKey ? ANSI.red + ANSI.bold : nil)
+            }
+            out += d.render(colors: colors)
+        }
+
+        // SSE
+        out += heading("SERVER-SENT EVENTS")
+        if sse.connections + sse.reconnects + sse.fails + sse.closes == 0 {
+            out += "  none\n"
+        } else {
+            out += "  connections \(F.count(sse.connections)), reconnects \(F.count(sse.reconnects))"
+            if let perHour = sse.reconnectsPerHour { out += " (\(F.number(perHour)) per hour)" }
+            out += ", gave up \(F.count(sse.fails)), closed \(F.count(sse.closes))\n"
+            if !sse.reasons.isEmpty {
+                out += "  reasons: " + sse.reasons.map { "\($0.reason) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            }
+            let d = sse.reconnectDelay
+            out += "  reconnect delay: p50 \(F.duration(d.p50)), p95 \(F.duration(d.p95)), p99 \(F.duration(d.p99))\n"
+            let e = sse.eventsPerConnection
+            out += "  events per connection: mean \(sse.meanEventsPerConnection.map { F.number($0) } ?? "-"), "
+                + "p50 \(e.p50.map { F.number($0, decimals: 0) } ?? "-"), p95 \(e.p95.map { F.number($0, decimals: 0) } ?? "-")\n"
+        }
+
+        // Time series
+        out += heading("OVER TIME (bucket \(F.bucket(timeSeries.bucketSeconds)))")
+        if timeSeries.points.isEmpty {
+            out += "  no requests\n"
+        } else {
+            let points = timeSeries.points
+            out += "  requests   " + Self.sparkline(points.map { Double($0.requests) }) + "\n"
+            out += "  error rate " + Self.sparkline(points.map(\.errorRate)) + "\n"
+            if let peak = points.max(by: { $0.errorRate < $1.errorRate }), peak.errors > 0 {
+                out += "  peak error rate \(F.percent(peak.errorRate)) at \(peak.start.rfc3339) "
+                    + "(\(F.count(peak.errors)) of \(F.count(peak.requests)) requests)\n"
+            }
+            if let busiest = points.max(by: { $0.requests < $1.requests }) {
+                out += "  busiest bucket \(busiest.start.rfc3339): \(F.count(busiest.requests)) requests\n"
+            }
+        }
+
+        // Input
+        if !input.warnings.isEmpty || input.filesFiltered > 0 || input.eventsFiltered > 0 || input.invalidLines > 0 || input.unknownTypes > 0 {
+            out += heading("INPUT")
+            if input.filesFiltered > 0 { out += "  files skipped by the filter: \(F.count(input.filesFiltered))\n" }
+            if input.eventsFiltered > 0 { out += "  events left out by the filter: \(F.count(input.eventsFiltered))\n" }
+            if input.unknownTypes > 0 { out += "  lines of unknown event types skipped: \(F.count(input.unknownTypes))\n" }
+            if input.invalidLines > 0 { out += "  invalid lines skipped: \(F.count(input.invalidLines))\n" }
+            for warning in input.warnings { out += ANSI.style("  warning: \(warning)", ANSI.yellow, colors) + "\n" }
+            if input.warningsOmitted > 0 { out += "  ... \(input.warningsOmitted) more warnings\n" }
+        }
+        return out
+    }
+
+    static func clip(_ text: String, _ width: Int) -> String {
+        let flat = text.replacingOccurrences(of: "\n", with: " ")
+        return flat.count <= width ? flat : String(flat.prefix(width - 3)) + "..."
+    }
+
+    /// Eight-level block characters scaled to the largest value.
+    static func sparkline(_ values: [Double]) -> String {
+        let blocks = Array("▁▂▃▄▅▆▇█")
+        let top = values.max() ?? 0
+        guard top > 0 else { return String(repeating: blocks[0], count: values.count) }
+        return String(values.map { blocks[min(7, Int(($0 / top) * 7.999))] })
+    }
+}

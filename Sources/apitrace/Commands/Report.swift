@@ -1,0 +1,133 @@
+import APITraceAnalysis
+import APITraceFormat
+import ArgumentParser
+import Foundation
+
+extension APITrace {
+    /// `apitrace report`: summarizes trace files.
+    struct Report: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Summarize trace files: traffic, errors by route, latency, decode failures, SSE, over time.",
+            discussion: """
+                Reads .jsonl.gz and .jsonl files and folders of them (recursively); with no path, the default \
+                trace folder ($APITRACE_DIR, else ~/.local/state/apitrace/traces). An error is a transport \
+                failure or a 5xx; 4xx are client errors and decode failures are counted apart \
+                (--include-decode-failures counts them as errors). Percentiles are within 0.78 % of exact.
+                Exit status: 0 when a report was produced (even with warnings), 1 when no usable trace file \
+                was read, 64 for bad arguments. See Docs/report.md.
+                """
+        )
+
+        @Argument(help: "Trace files or folders (default: the default trace folder).")
+        var paths: [String] = []
+
+        @Option(help: "Only events at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a duration back from now (30m, 2h, 7d).")
+        var since: String?
+
+        @Option(help: "Only events before this time: RFC 3339 or a duration back from now.")
+        var until: String?
+
+        @Option(help: "Only this route template; a trailing * matches any rest (/apps/*).")
+        var route: String?
+
+        @Option(help: "Only requests to this server host.")
+        var host: String?
+
+        @Option(help: "Only files whose header app_version is this.")
+        var appVersion: String?
+
+        @Option(help: "Output format: text, json, markdown or html.")
+        var format: String = "text"
+
+        @Option(name: .shortAndLong, help: "Write the report to this file instead of standard output.")
+        var output: String?
+
+        @Option(help: "Time-series bucket width, such as 1m, 15m, 1h (default: chosen from the span).")
+        var bucket: String?
+
+        @Flag(help: "Count decode failures as errors.")
+        var includeDecodeFailures = false
+
+        @Option(help: "Error identities listed.")
+        var topErrors = 10
+
+        func validate() throws {
+            guard ReportFormat(rawValue: format) != nil else {
+                throw ValidationError("--format \(format): use one of text, json, markdown, html.")
+            }
+            if let bucket, parsedBucket(bucket) == nil {
+                throw ValidationError("--bucket \(bucket): use a duration of whole seconds such as 30s, 5m, 1h, 1d.")
+            }
+            do { _ = try makeFilter() } catch { throw ValidationError("\(error)") }
+            if topErrors < 0 { throw ValidationError("--top-errors must be 0 or more.") }
+        }
+
+        func run() throws {
+            let format = ReportFormat(rawValue: format)!
+            var sources = paths
+            if sources.isEmpty {
+                sources = [TraceDirectory.default]
+                FileHandle.standardError.write(Data("apitrace: no path given; reading the default trace folder \(sources[0])\n".utf8))
+            }
+            let bucketSeconds = bucket.flatMap(parsedBucket)
+            let summarizer = TraceSummarizer(filter: try makeFilter(), timeSeriesGranularity: bucketSeconds ?? 1)
+            let progress = ProgressLine()
+            let summary = summarizer.summarize(paths: sources) { done, total in progress.update("read \(done) of \(total) files") }
+            progress.finish()
+
+            let report = TraceReport(summary: summary, options: .init(
+                sources: sources, includeDecodeFailures: includeDecodeFailures, bucketSeconds: bucketSeconds, topErrors: topErrors))
+            guard summary.filesRead + summary.filesFiltered > 0 else {
+                for warning in report.input.warnings { FileHandle.standardError.write(Data("apitrace: \(warning)\n".utf8)) }
+                FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
+                throw ExitCode(1)
+            }
+            let toTerminal = output == nil && isatty(1) == 1
+            if !(format == .text && toTerminal) {
+                for warning in report.input.warnings { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
+            }
+            let colors = format == .text && toTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+            let text = report.render(format, colors: colors)
+            if let output {
+                do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch {
+                    FileHandle.standardError.write(Data("apitrace: cannot write \(output): \(error.localizedDescription)\n".utf8))
+                    throw ExitCode(1)
+                }
+            } else {
+                let stdout = StandardOutput()
+                stdout.write(text)
+                stdout.flush()
+            }
+        }
+
+        private func makeFilter() throws -> TraceFilter {
+            try TraceFilter(since: since, until: until, route: route, host: host, appVersion: appVersion)
+        }
+
+        private func parsedBucket(_ text: String) -> Int64? {
+            guard let ms = TraceFilter.parseDuration(text), ms >= 1000, ms % 1000 == 0 else { return nil }
+            return ms / 1000
+        }
+    }
+}
+
+/// A one-line progress indicator on standard error, shown only when it is a terminal and the run
+/// has lasted more than a second.
+final class ProgressLine: @unchecked Sendable {
+    private let enabled = isatty(2) == 1
+    private let started = Date()
+    private let lock = NSLock()
+    private var shown = false
+
+    func update(_ text: String) {
+        guard enabled, Date().timeIntervalSince(started) > 1 else { return }
+        lock.lock(); defer { lock.unlock() }
+        shown = true
+        FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
+    }
+
+    func finish() {
+        lock.lock(); defer { lock.unlock() }
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+    }
+}
