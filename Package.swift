@@ -128,6 +128,8 @@ let package = Package(
                 "OtecNewsServer",
                 "OtecNewsClient",
                 "APITraceCapture",
+                "APITraceAnalysis",
+                "APITraceAlerting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

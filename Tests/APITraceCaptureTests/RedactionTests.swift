@@ -50,6 +50,9 @@ struct RedactionTests {
         ("basic dXNlcjpwYXNz here", "basic [REDACTED] here"),
         ("https://me:pw@api.example.com/x", "https://[REDACTED]@api.example.com/x"),
         ("nothing to hide at 10:30 on http://host:8080/a?page=1", "nothing to hide at 10:30 on http://host:8080/a?page=1"),
+        ("X-Auth-Token: t-1\napiKey: k-2", "X-Auth-Token: [REDACTED]\napiKey: [REDACTED]"),
+        // A sensitive word inside a label is not a secret's label: decoding errors stay readable.
+        ("DecodingError.keyNotFound: No value associated with key \"stability\"", "DecodingError.keyNotFound: No value associated with key \"stability\""),
     ])
     func text(input: String, expected: String) {
         #expect(Redaction().redactText(input) == expected)

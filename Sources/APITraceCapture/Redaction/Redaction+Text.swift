@@ -28,7 +28,7 @@ extension Redaction {
                 }
             case UInt8(ascii: ":"):
                 let name = nameBefore(out)
-                if !name.isEmpty, isSensitiveHeader(name), i + 1 < n, input[i + 1] == UInt8(ascii: " ") || input[i + 1] == UInt8(ascii: "\t") {
+                if !name.isEmpty, isSensitiveLabel(name), i + 1 < n, input[i + 1] == UInt8(ascii: " ") || input[i + 1] == UInt8(ascii: "\t") {
                     out.append(c)
                     out.append(UInt8(ascii: " "))
                     out.append(contentsOf: hidden)

@@ -48,6 +48,14 @@ public struct Redaction: Sendable, Equatable {
         return headerNames.contains(lower) || isSensitiveParameter(lower)
     }
 
+    /// Whether the value after `name:` in free text must be hidden: a sensitive header, or a name
+    /// ending with a sensitive word (`X-Auth-Token`, `apiKey`). Unlike query parameters, a word
+    /// inside the name does not count, so `keyNotFound: ...` in an error message stays readable.
+    public func isSensitiveLabel(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return headerNames.contains(lower) || queryParameterNames.contains { lower.hasSuffix($0) }
+    }
+
     /// Whether a query parameter's value must be hidden.
     public func isSensitiveParameter(_ name: String) -> Bool {
         let lower = Array(name.lowercased().utf8)
