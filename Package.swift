@@ -191,6 +191,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "APITraceDemoTests",
+            dependencies: ["apitrace-demo", "apitrace"]
+        ),
+        .testTarget(
             name: "APITraceAnalysisTests",
             dependencies: ["APITraceAnalysis", "APITraceFormat"]
         ),

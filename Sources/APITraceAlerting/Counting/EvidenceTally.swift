@@ -20,24 +20,4 @@ public struct EvidenceTally: Sendable, Equatable {
         errorIdentities.merge(other.errorIdentities, uniquingKeysWith: +)
         decodePaths.merge(other.decodePaths, uniquingKeysWith: +)
     }
-
-    /// `data.apps[3].stability` -> `data.apps[*].stability`, so one broken field is one line of evidence.
-    static func foldIndices(_ path: String) -> String {
-        var out = ""
-        var inBracket = false
-        var bracket = ""
-        for c in path {
-            if c == "[" { inBracket = true; bracket = ""; continue }
-            if inBracket {
-                if c == "]" {
-                    out += bracket.allSatisfy(\.isNumber) && !bracket.isEmpty ? "[*]" : "[\(bracket)]"
-                    inBracket = false
-                } else { bracket.append(c) }
-                continue
-            }
-            out.append(c)
-        }
-        if inBracket { out += "[" + bracket }
-        return out
-    }
 }

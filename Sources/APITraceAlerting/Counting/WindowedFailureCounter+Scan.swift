@@ -125,7 +125,7 @@ struct ScanPlan: Sendable {
                 if p.failure.decodeFailures { out.runs[i].add(bucket: b, requests: 0, failures: 1) }
                 if inEvidence {
                     let entity = f.entity.map { String(decoding: $0, as: UTF8.self) } ?? "?"
-                    let path = f.path.map { EvidenceTally.foldIndices(String(decoding: $0, as: UTF8.self)) } ?? "(no path)"
+                    let path = f.path.map { TraceEvent.DecodeFailure.foldIndices(String(decoding: $0, as: UTF8.self)) } ?? "(no path)"
                     out.evidence[i].decodePaths["\(entity) \(path)", default: 0] += 1
                 }
             default:

@@ -19,7 +19,7 @@ extension TraceAggregator {
                 durationMs: r.durationMs, bytesIn: r.bytesIn, bytesOut: r.bytesOut, requestError: requestError,
                 sampleRate: r.sampleRate)
         case .decodeFailure(let d):
-            let group = decodeGroups.id(of: d.entity + "\u{0}" + d.kind.rawValue + "\u{0}" + DecodeFailureKey.foldIndices(d.path))
+            let group = decodeGroups.id(of: d.entity + "\u{0}" + d.kind.rawValue + "\u{0}" + TraceEvent.DecodeFailure.foldIndices(d.path))
             recordDecodeFailure(
                 ms: ms, group: group, route: d.route.map { routeNames.id(of: $0) }, entity: { d.entity },
                 kind: { d.kind.rawValue }, path: { d.path }, key: { d.key }, message: { d.message })

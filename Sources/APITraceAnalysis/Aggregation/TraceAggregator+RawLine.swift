@@ -124,7 +124,7 @@ extension TraceAggregator {
     /// The group id for entity + kind + path with indices folded, built in a small stack of bytes.
     private mutating func decodeGroupID(entity: RawString, kind: RawString, path: RawString) -> Int {
         if entity.hasEscapes || kind.hasEscapes || path.hasEscapes {
-            return decodeGroups.id(of: entity.string + "\u{0}" + kind.string + "\u{0}" + DecodeFailureKey.foldIndices(path.string))
+            return decodeGroups.id(of: entity.string + "\u{0}" + kind.string + "\u{0}" + TraceEvent.DecodeFailure.foldIndices(path.string))
         }
         var key: [UInt8] = []
         key.reserveCapacity(entity.bytes.count + kind.bytes.count + path.bytes.count + 2)
@@ -136,7 +136,7 @@ extension TraceAggregator {
         return key.withUnsafeBytes { decodeGroups.id(of: $0) }
     }
 
-    /// Byte version of ``DecodeFailureKey/foldIndices(_:)``.
+    /// Byte version of ``TraceEvent/DecodeFailure/foldIndices(_:)``.
     static func foldIndices(_ path: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         var i = 0
         let n = path.count

@@ -199,7 +199,7 @@ public struct TraceAggregator {
         if group == decodeAccumulators.count {
             let p = path()
             decodeAccumulators.append(DecodeAccumulator(
-                entity: entity(), kind: kind(), path: DecodeFailureKey.foldIndices(p), key: key()))
+                entity: entity(), kind: kind(), path: TraceEvent.DecodeFailure.foldIndices(p), key: key()))
         }
         decodeAccumulators[group].count += 1
         Self.count(route ?? -1, in: &decodeAccumulators[group].routes)

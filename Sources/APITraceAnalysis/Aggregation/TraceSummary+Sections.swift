@@ -113,27 +113,6 @@ public struct DecodeFailureKey: Sendable, Hashable {
 
     /// Where groups past ``TraceSummary/maximumKeys`` are counted.
     public static let other = DecodeFailureKey(entity: "(other)", kind: "", path: "")
-
-    /// `path` with every `[digits]` replaced by `[*]`.
-    public static func foldIndices(_ path: String) -> String {
-        var out = ""
-        var digits = ""
-        var inBracket = false
-        for c in path {
-            if inBracket {
-                if c.isASCII && c.isNumber { digits.append(c); continue }
-                out += c == "]" && !digits.isEmpty ? "[*]" : "[" + digits + String(c)
-                inBracket = false
-                digits = ""
-            } else if c == "[" {
-                inBracket = true
-            } else {
-                out.append(c)
-            }
-        }
-        if inBracket { out += "[" + digits }
-        return out
-    }
 }
 
 /// Occurrences of one decode-failure group.

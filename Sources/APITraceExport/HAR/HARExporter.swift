@@ -78,7 +78,7 @@ public struct HARExporter {
                 "entries": sorted,
             ] as [String: Any],
         ]
-        return (try? JSONSerialization.data(withJSONObject: log, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+        return (try? JSONSerialization.data(withJSONObject: log, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
     }
 
     /// The standard reason phrase of a status code, or an empty string.

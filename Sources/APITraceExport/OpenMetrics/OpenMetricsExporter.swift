@@ -55,7 +55,8 @@ public struct OpenMetricsExporter {
             histogram.sum += seconds
             durations[key] = histogram
         case .decodeFailure(let d):
-            decodeFailures[[d.entity, d.kind.rawValue, d.path, d.route ?? ""], default: 0] += 1
+            // Indices folded: one series per key, not one per array element.
+            decodeFailures[[d.entity, d.kind.rawValue, d.pathPattern, d.route ?? ""], default: 0] += 1
         case .error(let e):
             errors[e.identity, default: 0] += 1 + (e.suppressed ?? 0)
         case .sse(let s):

@@ -24,6 +24,31 @@ extension TraceEvent {
             self.message = message
         }
 
+        /// ``path`` with array indices folded to `[*]`, so failures of the same key in different
+        /// elements group together: `data.apps[3].stability` becomes `data.apps[*].stability`.
+        public var pathPattern: String { Self.foldIndices(path) }
+
+        /// `path` with every `[digits]` replaced by `[*]`.
+        public static func foldIndices(_ path: String) -> String {
+            var out = ""
+            var digits = ""
+            var inBracket = false
+            for c in path {
+                if inBracket {
+                    if c.isASCII && c.isNumber { digits.append(c); continue }
+                    out += c == "]" && !digits.isEmpty ? "[*]" : "[" + digits + String(c)
+                    inBracket = false
+                    digits = ""
+                } else if c == "[" {
+                    inBracket = true
+                } else {
+                    out.append(c)
+                }
+            }
+            if inBracket { out += "[" + digits }
+            return out
+        }
+
         /// The kind of decoding error. Unknown kinds written by newer producers are kept as they are.
         public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
             public var rawValue: String
