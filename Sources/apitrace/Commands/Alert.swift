@@ -36,10 +36,10 @@ extension APITrace {
         @Flag(help: "Print when the rules would have paged over past traces (with --since and --until).")
         var backtest = false
 
-        @Option(help: ArgumentHelp("Backtest start (RFC 3339).", valueName: "timestamp"))
+        @Option(help: ArgumentHelp("Backtest start: RFC 3339, or a duration back from now (7d).", valueName: "time"))
         var since: String?
 
-        @Option(help: ArgumentHelp("Backtest end (RFC 3339, default now).", valueName: "timestamp"))
+        @Option(help: ArgumentHelp("Backtest end: RFC 3339, or a duration back from now (default now).", valueName: "time"))
         var until: String?
 
         @Option(help: ArgumentHelp("Backtest evaluation interval.", valueName: "duration"))

@@ -1,3 +1,4 @@
+import APITraceAnalysis
 import ArgumentParser
 import Foundation
 
@@ -13,13 +14,15 @@ struct AlertStateOptions: ParsableArguments {
 }
 
 enum AlertTime {
-    /// Parses an RFC 3339 instant (or `now`), for --now, --since and --until.
+    /// Parses an RFC 3339 instant, a duration back from now (`7d`, `2h`) as `apitrace report`
+    /// takes them, or `now`, for --now, --since and --until.
     static func parse(_ text: String, option: String) throws -> TraceTimestampValue {
         if text == "now" { return .init(.now()) }
-        guard let t = TraceTimestamp(rfc3339: text) else {
-            throw ValidationError("\(option): expected an RFC 3339 instant such as 2026-11-22T10:00:00Z; found \(text)")
+        do {
+            return .init(try TraceFilter.parseTime(text, option: option))
+        } catch {
+            throw ValidationError("\(error)")
         }
-        return .init(t)
     }
 }
 
