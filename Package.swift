@@ -10,6 +10,8 @@ let package = Package(
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
+        .library(name: "APITraceUpload", targets: ["APITraceUpload"]),
+        .library(name: "APITraceCollector", targets: ["APITraceCollector"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -17,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -35,11 +40,30 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "APITraceUpload",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "APITraceCollector",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceCollector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,6 +72,7 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceCapture",
+                "APITraceUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -59,6 +84,25 @@ let package = Package(
         .testTarget(
             name: "APITraceFormatTests",
             dependencies: ["APITraceFormat", "trace-producer-fixture"]
+        ),
+        .executableTarget(
+            name: "trace-uploader-fixture",
+            dependencies: ["APITraceFormat", "APITraceUpload"],
+            path: "Tests/Fixtures/TraceUploader"
+        ),
+        .testTarget(
+            name: "APITraceCollectionTests",
+            dependencies: [
+                "APITraceFormat",
+                "APITraceUpload",
+                "APITraceCollector",
+                "trace-uploader-fixture",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ]
 )

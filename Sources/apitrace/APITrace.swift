@@ -7,6 +7,6 @@ struct APITrace: AsyncParsableCommand {
         commandName: "apitrace",
         abstract: "Observability for Swift API clients: read, summarize and alert on apitrace trace files.",
         version: "0.1.0",
-        subcommands: [Cat.self]
+        subcommands: [Cat.self, Collect.self]
     )
 }
