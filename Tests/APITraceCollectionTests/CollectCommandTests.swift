@@ -1,0 +1,115 @@
+import APITraceCollector
+import APITraceFormat
+import Foundation
+import Hummingbird
+import Testing
+
+/// `apitrace collect` and the uploader as real child processes, killed with SIGKILL mid-upload.
+@Suite("apitrace collect and uploads across process kills")
+struct CollectCommandTests {
+    static let token = "secret-token"
+
+    static func startCollector(_ dir: TemporaryDirectory, port: Int = 0) async throws -> (ChildProcess, Int) {
+        let child = try ChildProcess(
+            try builtProduct("apitrace").path,
+            ["collect", "--listen", "127.0.0.1:\(port)", "--dir", dir.path, "--token-env", "APITRACE_TEST_TOKEN"],
+            environment: ["APITRACE_TEST_TOKEN": token, "LOG_LEVEL": "error"])
+        let line = try await child.waitForLine("the collector to listen") { $0.contains("listening on http://127.0.0.1:") }
+        let port = Int(line.split(separator: ":")[3].split(separator: "/")[0])!
+        return (child, port)
+    }
+
+    static func startUploader(_ source: TemporaryDirectory, port: Int) throws -> ChildProcess {
+        try ChildProcess(try builtProduct("trace-uploader-fixture").path, [source.path, "http://127.0.0.1:\(port)/v1/traces", token])
+    }
+
+    /// Every visible file under the collector's folder is whole: its name's hash prefix matches its bytes.
+    static func expectOnlyWholeFiles(_ dir: TemporaryDirectory, among sent: Set<String>) {
+        for relative in TraceFiles.allFiles(under: dir.path) where !relative.split(separator: "/").last!.hasPrefix(".") {
+            let bytes = [UInt8](FileManager.default.contents(atPath: dir.file(relative)) ?? Data())
+            let hash = TraceFiles.sha256Hex(bytes)
+            #expect(sent.contains(hash), "\(relative) is not one of the uploaded files (half-written?)")
+            #expect(relative.hasSuffix("-\(hash.prefix(16)).jsonl.gz"))
+        }
+    }
+
+    @Test("serves uploads, health and metrics; exits 0 on SIGTERM")
+    func servesAndStops() async throws {
+        let dir = TemporaryDirectory()
+        let (collector, port) = try await Self.startCollector(dir)
+        let bytes = TraceFiles.make(producer: "cli", events: TraceFiles.requests(10, seed: 1))
+        let stored = try await HTTPClient.upload("http://127.0.0.1:\(port)/v1/traces", bytes)
+        #expect(stored.status == 201)
+        let refused = try await HTTPClient.upload("http://127.0.0.1:\(port)/v1/traces", bytes, token: "wrong")
+        #expect(refused.status == 401)
+        let health = try await HTTPClient.request("GET", "http://127.0.0.1:\(port)/health")
+        #expect(health.text == "ok\n")
+        let metrics = try await HTTPClient.request("GET", "http://127.0.0.1:\(port)/metrics")
+        #expect(metrics.text.contains("apitrace_collector_files_accepted_total 1\n"))
+        #expect(metrics.text.contains("apitrace_collector_files_rejected_total{reason=\"invalid_token\"} 1\n"))
+        collector.kill(SIGTERM)
+        #expect(collector.process.terminationStatus == 0)
+        #expect(!collector.standardError.contains(Self.token))
+    }
+
+    @Test("refuses to start without a token, saying how to give one")
+    func needsToken() throws {
+        let dir = TemporaryDirectory()
+        let result = try run(try builtProduct("apitrace").path, ["collect", "--dir", dir.path])
+        #expect(result.status != 0)
+        #expect(String(decoding: result.stderr, as: UTF8.self).contains("--token-file"))
+    }
+
+    @Test("collector killed with SIGKILL mid-upload and restarted: only whole files ever visible, each file stored exactly once")
+    func collectorKilled() async throws {
+        let source = TemporaryDirectory(), target = TemporaryDirectory()
+        let paths = TraceFiles.writeFinished(40, to: source.path, eventsPerFile: 3000)
+        let sent = Set(paths.map { TraceFiles.sha256Hex([UInt8](FileManager.default.contents(atPath: $0)!)) })
+        var (collector, port) = try await Self.startCollector(target)
+        let uploader = try Self.startUploader(source, port: port)
+        _ = try await uploader.waitForLine("10 deliveries") { _ in uploader.lines.filter { $0.hasPrefix("delivered") }.count >= 10 }
+        collector.kill(SIGKILL)
+        Self.expectOnlyWholeFiles(target, among: sent)
+        #expect(!source.traceFiles.isEmpty)
+        (collector, _) = try await Self.startCollector(target, port: port)
+        _ = try await uploader.waitForLine("the uploader to finish", seconds: 120) { $0 == "idle" }
+        uploader.process.waitUntilExit()
+        collector.kill(SIGTERM)
+        #expect(source.traceFiles.isEmpty)
+        let stored = TraceFiles.stored(under: target.path)
+        #expect(Set(stored.keys) == sent)
+        #expect(stored.values.allSatisfy { $0.count == 1 })
+        #expect(TraceFiles.allFiles(under: target.path).count == 40, "no temporary or extra file may remain")
+    }
+
+    @Test("uploader killed with SIGKILL after the collector stored a file but before it answered: restarted, the file is stored once")
+    func uploaderKilled() async throws {
+        let source = TemporaryDirectory(), target = TemporaryDirectory()
+        let paths = TraceFiles.writeFinished(12, to: source.path)
+        let sent = Set(paths.map { TraceFiles.sha256Hex([UInt8](FileManager.default.contents(atPath: $0)!)) })
+        let plan = FaultPlan()
+        plan.holdAfterPassed = (count: 5, seconds: 60)
+        let server = try await RunningCollector.start(
+            try TraceCollector(configuration: .init(directory: target.path, tokens: [Self.token]))
+        ) { $0.add(middleware: FaultInjection(plan: plan)) }
+        defer { Task { await server.stop() } }
+
+        let first = try Self.startUploader(source, port: server.port)
+        try await waitUntil("the 5th file stored, its answer held") { plan.passedCount >= 5 }
+        first.kill(SIGKILL)
+        #expect(first.lines.filter { $0.hasPrefix("delivered") }.count == 4)
+        #expect(source.traceFiles.count == 8, "the 5th file is stored but was not deleted by the killed uploader")
+        #expect(TraceFiles.stored(under: target.path).count == 5)
+
+        plan.holdAfterPassed = nil
+        let second = try Self.startUploader(source, port: server.port)
+        _ = try await second.waitForLine("the uploader to finish") { $0 == "idle" }
+        second.process.waitUntilExit()
+        #expect(source.traceFiles.isEmpty)
+        let stored = TraceFiles.stored(under: target.path)
+        #expect(Set(stored.keys) == sent)
+        #expect(stored.values.allSatisfy { $0.count == 1 })
+        #expect(server.collector.metrics.snapshot.duplicates == 1)
+        #expect(server.collector.metrics.snapshot.accepted == 12)
+    }
+}
