@@ -14,6 +14,9 @@ extension TraceUploader {
         public var producer: String?
         /// Path of the file still being written, never uploaded; see ``init(writer:endpoint:token:)``.
         public var activeFile: @Sendable () -> String?
+        /// Files modified more recently than this are left for later. Default 2 s: covers the instant
+        /// between the writer creating a file and reporting it as ``activeFile``.
+        public var minimumFileAge: Duration
         /// How often the folder is looked at when there is nothing to do. Default 30 s; ``TraceUploader/uploadNow()`` looks at once.
         public var scanInterval: Duration
         /// Delays between retries after 429, 5xx and network errors.
@@ -38,6 +41,7 @@ extension TraceUploader {
             token: String,
             producer: String? = nil,
             activeFile: @escaping @Sendable () -> String? = { nil },
+            minimumFileAge: Duration = .seconds(2),
             scanInterval: Duration = .seconds(30),
             retry: RetryPolicy = RetryPolicy(),
             requestTimeout: Duration = .seconds(60),
@@ -52,6 +56,7 @@ extension TraceUploader {
             self.token = token
             self.producer = producer
             self.activeFile = activeFile
+            self.minimumFileAge = minimumFileAge
             self.scanInterval = scanInterval
             self.retry = retry
             self.requestTimeout = requestTimeout

@@ -105,11 +105,18 @@ public final class TraceUploader: @unchecked Sendable {
         let prefix = dir.hasSuffix("/") ? dir : dir + "/"
         let active = configuration.activeFile()
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        let settled = Date().timeIntervalSince1970 - RetryPolicy.seconds(configuration.minimumFileAge)
         return names
             .filter { !$0.hasPrefix(".") && $0.hasSuffix(".jsonl.gz") }
             .sorted()
             .map { prefix + $0 }
-            .filter { $0 != active && !Self.isSamePath($0, active) }
+            .filter { $0 != active && !Self.isSamePath($0, active) && Self.modificationTime($0) <= settled }
+    }
+
+    private static func modificationTime(_ path: String) -> Double {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .infinity }
+        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     }
 
     private static func isSamePath(_ a: String, _ b: String?) -> Bool {
@@ -173,6 +180,8 @@ public final class TraceUploader: @unchecked Sendable {
             }
             return .done
         }
+        // The writer may have opened this file since the folder was listed.
+        if let active = configuration.activeFile(), active == path || Self.isSamePath(path, active) { return .done }
         let request = UploadRequest.make(
             endpoint: configuration.endpoint, token: configuration.token,
             producer: configuration.producer ?? TraceFileName(fileName: name)?.producer, body: body,

@@ -63,7 +63,7 @@ struct CollectBenchmark: ParsableCommand {
         let uploaders = (0..<clients).map { client in
             TraceUploader(configuration: .init(
                 directory: workDirectory + "/client\(client)", endpoint: URL(string: "http://127.0.0.1:\(collector.port)/v1/traces")!,
-                token: token, scanInterval: .milliseconds(20), retry: RetryPolicy(initial: .milliseconds(20), maximum: .milliseconds(200)),
+                token: token, minimumFileAge: .zero, scanInterval: .milliseconds(20), retry: RetryPolicy(initial: .milliseconds(20), maximum: .milliseconds(200)),
                 diagnostics: { FileHandle.standardError.write(Data("uploader: \($0)\n".utf8)) }))
         }
         let cpuBefore = collector.cpuSeconds()

@@ -21,7 +21,7 @@ struct TraceUploaderTests {
     ) -> TraceUploader {
         TraceUploader(configuration: .init(
             directory: source.path, endpoint: URL(string: url)!, token: token, activeFile: activeFile,
-            scanInterval: .milliseconds(50), retry: RetryPolicy(initial: .milliseconds(20), maximum: .milliseconds(200)),
+            minimumFileAge: .zero, scanInterval: .milliseconds(50), retry: RetryPolicy(initial: .milliseconds(20), maximum: .milliseconds(200)),
             diagnostics: { log?.append($0) }, onEvent: { events?.append($0) }))
     }
 
@@ -67,6 +67,7 @@ struct TraceUploaderTests {
         let uploader = TraceUploader(configuration: {
             var c = TraceUploader.Configuration(writer: writer, endpoint: URL(string: server.uploadURL)!, token: Self.token)
             c.scanInterval = .milliseconds(20)
+            c.minimumFileAge = .milliseconds(300)
             return c
         }())
         uploader.start()
@@ -211,6 +212,19 @@ struct TraceUploaderTests {
         try await waitUntil("3 deliveries") { uploader.statistics.delivered == 3 }
         await uploader.stop()
         Self.expectStoredExactlyOnce(sent, in: target)
+    }
+
+    @Test("a file modified less than minimumFileAge ago waits (the writer may have just created it)")
+    func minimumFileAge() throws {
+        let source = TemporaryDirectory()
+        let path = TraceFiles.writeFinished(1, to: source.path)[0]
+        let uploader = TraceUploader(configuration: .init(
+            directory: source.path, endpoint: URL(string: "http://127.0.0.1:9/v1/traces")!, token: Self.token,
+            minimumFileAge: .seconds(30)))
+        #expect(uploader.pendingFiles().isEmpty)
+        var times = [timeval(tv_sec: time(nil) - 31, tv_usec: 0), timeval(tv_sec: time(nil) - 31, tv_usec: 0)]
+        #expect(utimes(path, &times) == 0)
+        #expect(uploader.pendingFiles() == [path])
     }
 
     @Test("Retry-After parses seconds and HTTP dates; backoff stays within its jittered bounds")

@@ -12,7 +12,7 @@ guard arguments.count == 4, let url = URL(string: arguments[2]) else {
     exit(64)
 }
 let uploader = TraceUploader(configuration: .init(
-    directory: arguments[1], endpoint: url, token: arguments[3], scanInterval: .milliseconds(50),
+    directory: arguments[1], endpoint: url, token: arguments[3], minimumFileAge: .zero, scanInterval: .milliseconds(50),
     retry: RetryPolicy(initial: .milliseconds(50), maximum: .milliseconds(400)),
     onEvent: { event in
         if case .delivered(let file, _, _) = event {
