@@ -5,6 +5,7 @@ final class Wakeup: @unchecked Sendable {
     private let lock = NSLock()
     private var pending = false
     private var waiter: (id: Int, continuation: CheckedContinuation<Void, Never>)?
+    private var timer: Task<Void, Never>?
     private var nextID = 0
 
     /// Returns after `timeout`, at the next ``signal()`` (or at once if one came since the last wait), or when cancelled.
@@ -15,13 +16,13 @@ final class Wakeup: @unchecked Sendable {
                 let resumeNow: Bool = lock.withLock {
                     if pending || Task.isCancelled { pending = false; return true }
                     waiter = (id, continuation)
+                    timer = Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        self?.resume(id: id)
+                    }
                     return false
                 }
-                if resumeNow { continuation.resume(); return }
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    self?.resume(id: id)
-                }
+                if resumeNow { continuation.resume() }
             }
         } onCancel: {
             resume(id: id)
@@ -31,9 +32,8 @@ final class Wakeup: @unchecked Sendable {
     /// Wakes the waiting task, or the next one to wait.
     func signal() {
         let continuation: CheckedContinuation<Void, Never>? = lock.withLock {
-            guard let waiter else { pending = true; return nil }
-            self.waiter = nil
-            return waiter.continuation
+            guard waiter != nil else { pending = true; return nil }
+            return take()
         }
         continuation?.resume()
     }
@@ -41,9 +41,17 @@ final class Wakeup: @unchecked Sendable {
     private func resume(id: Int) {
         let continuation: CheckedContinuation<Void, Never>? = lock.withLock {
             guard let waiter, waiter.id == id else { return nil }
-            self.waiter = nil
-            return waiter.continuation
+            return take()
         }
         continuation?.resume()
+    }
+
+    /// Removes the waiter and stops its timer; call with the lock held.
+    private func take() -> CheckedContinuation<Void, Never>? {
+        let continuation = waiter?.continuation
+        waiter = nil
+        timer?.cancel()
+        timer = nil
+        return continuation
     }
 }
