@@ -94,6 +94,23 @@ struct TraceCollectorTests {
         #expect(metrics.text.contains("apitrace_collector_files_rejected_total{reason=\"\(input.reason.rawValue)\"} 1\n"))
     }
 
+    @Test("a chunked body (no Content-Length) over the limit is cut off with 413 as it streams in")
+    func chunkedOversized() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir)
+        defer { Task { await server.stop() } }
+        let body = dir.file("big.bin")
+        _ = FileManager.default.createFile(atPath: body, contents: Data([0x1F, 0x8B] + [UInt8](repeating: 1, count: 3 << 20)))
+        let result = try run("/usr/bin/curl", [
+            "-s", "-o", "-", "-w", "%{http_code}", "-H", "Authorization: Bearer \(Self.token)", "-H", "Transfer-Encoding: chunked",
+            "--data-binary", "@" + body, server.uploadURL])
+        let output = String(decoding: result.stdout, as: UTF8.self)
+        #expect(output.hasSuffix("413"), "\(output)")
+        #expect(output.contains("more than the collector's limit"))
+        #expect(server.collector.metrics.snapshot.rejected == [.bodyTooLarge: 1])
+        #expect(TraceFiles.allFiles(under: dir.path) == ["big.bin"])
+    }
+
     @Test("a body whose Content-Digest does not match is refused with 400")
     func digestMismatch() async throws {
         let dir = TemporaryDirectory()

@@ -177,6 +177,24 @@ struct TraceUploaderTests {
         Self.expectStoredExactlyOnce(good, in: target)
     }
 
+    @Test("the rejected folder keeps only the newest refused files within its budget")
+    func rejectedBudget() async throws {
+        let source = TemporaryDirectory(), target = TemporaryDirectory()
+        let server = try await RunningCollector.start(try Self.collector(target))
+        defer { Task { await server.stop() } }
+        let paths = TraceFiles.writeFinished(4, to: source.path)
+        for path in paths { try Data("not gzip".utf8).write(to: URL(fileURLWithPath: path)) }
+        let uploader = TraceUploader(configuration: .init(
+            directory: source.path, endpoint: URL(string: server.uploadURL)!, token: Self.token, minimumFileAge: .zero,
+            scanInterval: .milliseconds(50), rejectedFileBudget: 2, diagnostics: { _ in }))
+        uploader.start()
+        try await waitUntil("4 refusals") { uploader.statistics.rejected == 4 }
+        await uploader.stop()
+        let kept = try FileManager.default.contentsOfDirectory(atPath: source.file("rejected")).sorted()
+        let newest = paths.suffix(2).map { TraceUploader.Event.name($0) }
+        #expect(kept == [newest[0], newest[0] + ".reason", newest[1], newest[1] + ".reason"])
+    }
+
     @Test("a wrong token keeps the files (not the files' fault), logs without the token, and retries")
     func wrongToken() async throws {
         let source = TemporaryDirectory(), target = TemporaryDirectory()
