@@ -85,7 +85,54 @@ struct CollectBenchmark: ParsableCommand {
         print("  collector CPU: \(Measure.format(cpu, 2)) s (\(Measure.format(cpu * 1000 / Double(files), 2)) ms per upload, "
               + "\(Measure.format(cpu / seconds * 100, 0)) % of one core; the rest is the uploaders and fsync waits)")
         print("  collector memory: VmRSS idle \(idle.rss / 1024) MiB, VmHWM after load \(peak.hwm / 1024) MiB")
+        try rawClients(collector: collector, body: body.bytes, started: events[0].timestamp, bytesPerFile: totalBytes / files)
     }
+
+    /// The same load from minimal keep-alive socket clients: what the collector itself sustains.
+    func rawClients(collector: CollectorChild, body: [UInt8], started: TraceTimestamp, bytesPerFile: Int) throws {
+        let files: [[[UInt8]]] = try (0..<clients).map { client in
+            try (0..<filesPerClient).map { i in
+                var out = JSONOutput()
+                TraceFileHeader(producer: "raw\(client)x\(i)", started: started).encode(to: &out)
+                out.bytes.append(0x0A)
+                out.bytes += body
+                return try GzipDeflater.compress(out.bytes, level: 5)
+            }
+        }
+        let bytes = files.joined().reduce(0) { $0 + $1.count }
+        let count = clients * filesPerClient
+        let failures = Failures()
+        let cpuBefore = collector.cpuSeconds()
+        let port = collector.port
+        let seconds = Measure.seconds {
+            DispatchQueue.concurrentPerform(iterations: clients) { client in
+                do {
+                    let connection = try LoopbackHTTPClient(port: port)
+                    for file in files[client] {
+                        let status = try connection.post(path: "/v1/traces", token: CollectorChild.token, body: file)
+                        if status != 201 { failures.add("HTTP \(status)") }
+                    }
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        let cpu = collector.cpuSeconds() - cpuBefore
+        let peak = collector.memory()
+        if let first = failures.first { throw BenchError("raw client: \(first)") }
+        print("raw keep-alive socket clients (\(clients) connections), \(count) more distinct files:")
+        print("  \(Measure.format(Double(count) / seconds, 0)) uploads/s, \(Measure.format(Double(bytes) / seconds / 1e6)) MB/s gzip, "
+              + "collector CPU \(Measure.format(cpu * 1000 / Double(count), 2)) ms per upload (\(Measure.format(cpu / seconds * 100, 0)) % of one core), "
+              + "VmHWM \(peak.hwm / 1024) MiB")
+    }
+}
+
+/// Errors gathered from the raw client threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+    func add(_ message: String) { lock.withLock { messages.append(message) } }
+    var first: String? { lock.withLock { messages.first } }
 }
 
 /// `apitrace collect` as a child process, found next to this benchmark's executable.
