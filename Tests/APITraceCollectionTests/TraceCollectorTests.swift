@@ -143,6 +143,34 @@ struct TraceCollectorTests {
         #expect(TraceFiles.stored(under: dir.path)[TraceFiles.sha256Hex(bytes)]?.count == 1)
     }
 
+    @Test("while uploads are being stored, every visible file is already whole (checked by a concurrent reader)")
+    func neverHalfWritten() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir, maxBody: 8 << 20, maxDecompressed: 64 << 20)
+        defer { Task { await server.stop() } }
+        let bodies = (0..<16).map { TraceFiles.make(producer: "w\($0)", events: TraceFiles.requests(4000, seed: $0)) }
+        let checked = Recorded<String>()
+        let watcher = Task.detached {
+            while !Task.isCancelled {
+                for relative in TraceFiles.allFiles(under: dir.path) where !relative.split(separator: "/").last!.hasPrefix(".") {
+                    let bytes = [UInt8](FileManager.default.contents(atPath: dir.file(relative)) ?? Data())
+                    checked.append(relative.hasSuffix("-\(TraceFiles.sha256Hex(bytes).prefix(16)).jsonl.gz") ? "whole" : "PARTIAL \(relative)")
+                }
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for body in bodies { group.addTask { try await HTTPClient.upload(server.uploadURL, body).status } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        watcher.cancel()
+        _ = await watcher.value
+        #expect(statuses == Array(repeating: 201, count: 16))
+        #expect(!checked.all.isEmpty)
+        #expect(checked.all.allSatisfy { $0 == "whole" }, "\(checked.all.filter { $0 != "whole" })")
+        #expect(TraceFiles.allFiles(under: dir.path).count == 16)
+    }
+
     @Test("GET /health answers ok; GET /metrics is OpenMetrics text with every counter")
     func healthAndMetrics() async throws {
         let dir = TemporaryDirectory()
