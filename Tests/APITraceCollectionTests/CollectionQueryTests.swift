@@ -56,9 +56,9 @@ struct CollectionQueryTests {
         }.sorted { ($0.count, $1.method, $1.route) > ($1.count, $0.method, $0.route) }
     }
 
-    static func query(_ engine: String, _ dir: TemporaryDirectory) throws -> [Row] {
+    static func query(_ engine: String, _ dir: TemporaryDirectory) async throws -> [Row] {
         let sqlFile = packageRoot + "/Docs/sql/per-route.\(engine).sql"
-        let result = try run("/usr/bin/env", ["python3", packageRoot + "/Scripts/query-traces.py", engine, sqlFile, dir.path])
+        let result = try await runOffPool("/usr/bin/env", ["python3", packageRoot + "/Scripts/query-traces.py", engine, sqlFile, dir.path])
         let stderr = String(decoding: result.stderr, as: UTF8.self)
         guard result.status == 0 else {
             Issue.record("python3 \(engine) query failed (exit \(result.status)): \(stderr) — install the engines with Scripts/install-test-deps.sh")
@@ -74,13 +74,13 @@ struct CollectionQueryTests {
     }
 
     @Test("DuckDB and ClickHouse give the Swift computation's counts exactly and its percentiles within 1e-6", arguments: ["duckdb", "clickhouse"])
-    func agrees(engine: String) throws {
+    func agrees(engine: String) async throws {
         let dir = TemporaryDirectory()
         try Self.fillFolder(dir)
         let expected = Self.expected(dir)
         #expect(expected.count == 3)
         #expect(expected.allSatisfy { $0.errors > 0 && $0.clientErrors > 0 })
-        let rows = try Self.query(engine, dir)
+        let rows = try await Self.query(engine, dir)
         #expect(rows.count == expected.count)
         for (row, want) in zip(rows, expected) {
             #expect(row.method == want.method && row.route == want.route)

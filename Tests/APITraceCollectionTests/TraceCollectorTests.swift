@@ -101,8 +101,8 @@ struct TraceCollectorTests {
         defer { Task { await server.stop() } }
         let body = dir.file("big.bin")
         _ = FileManager.default.createFile(atPath: body, contents: Data([0x1F, 0x8B] + [UInt8](repeating: 1, count: 3 << 20)))
-        let result = try run("/usr/bin/curl", [
-            "-s", "-o", "-", "-w", "%{http_code}", "-H", "Authorization: Bearer \(Self.token)", "-H", "Transfer-Encoding: chunked",
+        let result = try await runOffPool("/usr/bin/curl", [
+            "-s", "--max-time", "60", "-o", "-", "-w", "%{http_code}", "-H", "Authorization: Bearer \(Self.token)", "-H", "Transfer-Encoding: chunked",
             "--data-binary", "@" + body, server.uploadURL])
         let output = String(decoding: result.stdout, as: UTF8.self)
         #expect(output.hasSuffix("413"), "\(output)")

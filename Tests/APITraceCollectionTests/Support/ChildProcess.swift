@@ -16,15 +16,25 @@ final class ChildProcess: @unchecked Sendable {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.output.append(data) }
-        }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.errors.append(data) }
-        }
         try process.run()
+        // Threads of their own rather than readabilityHandler: Dispatch must stay free for the servers.
+        let outHandle = out.fileHandleForReading, errHandle = err.fileHandleForReading
+        Thread.detachNewThread { [weak self] in
+            while true {
+                let data = outHandle.availableData
+                if data.isEmpty { return }
+                guard let self else { return }
+                self.lock.withLock { self.output.append(data) }
+            }
+        }
+        Thread.detachNewThread { [weak self] in
+            while true {
+                let data = errHandle.availableData
+                if data.isEmpty { return }
+                guard let self else { return }
+                self.lock.withLock { self.errors.append(data) }
+            }
+        }
     }
 
     var lines: [String] {
@@ -44,12 +54,17 @@ final class ChildProcess: @unchecked Sendable {
         return found!
     }
 
-    func kill(_ signal: Int32 = SIGKILL) {
+    /// Sends `signal` and waits (without blocking a thread of the cooperative pool) for the exit.
+    func kill(_ signal: Int32 = SIGKILL) async throws {
         Foundation.kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        try await waitForExit()
+    }
+
+    func waitForExit(seconds: Double = 60) async throws {
+        try await waitUntil("process \(process.processIdentifier) to exit", seconds: seconds) { !process.isRunning }
     }
 
     deinit {
-        if process.isRunning { kill() }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
     }
 }

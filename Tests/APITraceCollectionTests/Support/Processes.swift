@@ -27,12 +27,29 @@ func run(_ executable: String, _ arguments: [String], stdin: Data? = nil) throws
         pipe.fileHandleForWriting.write(stdin)
         try pipe.fileHandleForWriting.close()
     }
-    // Read both pipes while the child runs so a full pipe cannot block it.
-    let group = DispatchGroup()
-    nonisolated(unsafe) var outData = Data(), errData = Data()
-    group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    // Read both pipes while the child runs so a full pipe cannot block it; on threads of their own,
+    // not Dispatch's, which the in-process servers and URLSession depend on.
+    let outReader = PipeReader(out), errReader = PipeReader(err)
     process.waitUntilExit()
-    group.wait()
-    return (process.terminationStatus, outData, errData)
+    return (process.terminationStatus, outReader.wait(), errReader.wait())
+}
+
+/// Reads a pipe to its end on a dedicated thread.
+final class PipeReader: @unchecked Sendable {
+    private let done = NSCondition()
+    private var data: Data?
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            let read = handle.readDataToEndOfFile()
+            done.lock(); data = read; done.broadcast(); done.unlock()
+        }
+    }
+
+    func wait() -> Data {
+        done.lock(); defer { done.unlock() }
+        while data == nil { done.wait() }
+        return data!
+    }
 }
