@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
         .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
         .library(name: "APITraceAnalysis", targets: ["APITraceAnalysis"]),
+        .library(name: "APITraceUpload", targets: ["APITraceUpload"]),
+        .library(name: "APITraceCollector", targets: ["APITraceCollector"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -28,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -76,6 +79,24 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        .target(
+            name: "APITraceUpload",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "APITraceCollector",
+            dependencies: [
+                "APITraceFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "apitrace",
             dependencies: [
@@ -85,6 +106,7 @@ let package = Package(
                 "APITraceExport",
                 "APITraceAlerting",
                 "APITraceAnalysis",
+                "APITraceCollector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -96,6 +118,7 @@ let package = Package(
                 "APITraceSSE",
                 "APITraceAlerting",
                 "APITraceAnalysis",
+                "APITraceUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -197,6 +220,25 @@ let package = Package(
         .testTarget(
             name: "APITraceAnalysisTests",
             dependencies: ["APITraceAnalysis", "APITraceFormat"]
+        ),
+        .executableTarget(
+            name: "trace-uploader-fixture",
+            dependencies: ["APITraceFormat", "APITraceUpload"],
+            path: "Tests/Fixtures/TraceUploader"
+        ),
+        .testTarget(
+            name: "APITraceCollectionTests",
+            dependencies: [
+                "APITraceFormat",
+                "APITraceUpload",
+                "APITraceCollector",
+                "trace-uploader-fixture",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ]
 )

@@ -1,0 +1,29 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+extension TraceCollector {
+    /// Serves the collector on `host:port` until SIGTERM or SIGINT (graceful), or the task is cancelled.
+    ///
+    /// `onListening` gets the bound port (useful with port 0). Without a `logger`, one at the
+    /// level named by `$LOG_LEVEL` (Hummingbird's convention; default `info`) is used.
+    public func run(
+        host: String, port: Int, logger: Logger? = nil,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let logger = logger ?? {
+            var logger = Logger(label: "apitrace.collector")
+            logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
+            return logger
+        }()
+        let router = Router()
+        addRoutes(to: router)
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "apitrace-collector"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            logger: logger)
+        try await app.runService()
+    }
+}

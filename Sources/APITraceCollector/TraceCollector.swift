@@ -1,0 +1,106 @@
+import APITraceFormat
+import Crypto
+import Foundation
+
+/// Receives finished trace files from uploaders, checks them and stores them under `dt=YYYY-MM-DD/`.
+///
+/// The checks and the storage do not depend on HTTP: ``receive(authorization:contentDigest:body:)``
+/// is the whole decision, and ``addRoutes(to:path:)`` puts it behind Hummingbird.
+///
+/// ```swift
+/// let collector = try TraceCollector(configuration: .init(directory: "traces", tokens: [token]))
+/// try await collector.run(host: "127.0.0.1", port: 9090) { port in print("listening on \(port)") }
+/// ```
+public final class TraceCollector: Sendable {
+    /// The configuration the collector was created with.
+    public let configuration: Configuration
+    /// Counters of what the collector did, served at `GET /metrics`.
+    public let metrics = CollectorMetrics()
+
+    let tokenCheck: BearerTokenCheck
+    let store: TraceStore
+    let validator: UploadValidator
+    // Inflating, hashing and fsync block: keep them off the server's event loops.
+    private let work = DispatchQueue(label: "apitrace.collector.store", attributes: .concurrent)
+
+    /// Creates the collector: checks the tokens, creates the folder and removes temporary files a crash left.
+    public init(configuration: Configuration) throws(CollectorSetupError) {
+        self.configuration = configuration
+        tokenCheck = try BearerTokenCheck(tokens: configuration.tokens)
+        store = try TraceStore(directory: configuration.directory)
+        validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes)
+    }
+
+    /// What an upload came to.
+    public struct Reply: Sendable, Equatable {
+        /// HTTP status: 201 stored, 200 already stored, or the rejection's status.
+        public var status: Int
+        /// A line for the client.
+        public var message: String
+        /// The rejection, when there was one.
+        public var rejection: UploadRejection.Reason?
+    }
+
+    /// Checks the token only: called before reading a body, so strangers cannot make the collector read one.
+    func authorize(_ authorization: String?) -> UploadRejection? {
+        switch tokenCheck.check(authorization: authorization) {
+        case .accepted: return nil
+        case .missing: return UploadRejection(.missingToken, "missing token: send Authorization: Bearer <token>")
+        case .invalid: return UploadRejection(.invalidToken, "invalid token")
+        }
+    }
+
+    /// Decides on one upload: token, body, header, digest, then stores it. Blocking; thread-safe.
+    public func receive(authorization: String?, contentDigest: String?, body: UnsafeRawBufferPointer) -> Reply {
+        if let rejection = authorize(authorization) { return reply(rejection) }
+        metrics.recordReceived(bytes: body.count)
+        guard body.count <= configuration.maxBodyBytes else {
+            return reply(UploadRejection(.bodyTooLarge, "the body is \(body.count) bytes, more than the collector's limit of \(configuration.maxBodyBytes)"))
+        }
+        do throws(UploadRejection) {
+            let header = try validator.validate(body)
+            let digest = SHA256.hash(data: body)
+            if let contentDigest, let claimed = Self.sha256(fromContentDigest: contentDigest),
+               claimed != Array(digest) {
+                throw UploadRejection(.digestMismatch, "the body does not match its Content-Digest: damaged in transit; send it again")
+            }
+            let hex = digest.map { String(format: "%02x", $0) }.joined()
+            switch try store.store(body, relative: TraceStore.relativePath(header: header, sha256Hex: hex)) {
+            case .stored(let path):
+                metrics.recordAccepted(bytes: body.count)
+                return Reply(status: 201, message: "stored \(path)")
+            case .alreadyStored(let path):
+                metrics.recordDuplicate()
+                return Reply(status: 200, message: "already stored \(path)")
+            }
+        } catch {
+            return reply(error)
+        }
+    }
+
+    /// ``receive(authorization:contentDigest:body:)`` on a background queue.
+    func receiveInBackground(authorization: String?, contentDigest: String?, body: [UInt8]) async -> Reply {
+        await withCheckedContinuation { continuation in
+            work.async {
+                let reply = body.withUnsafeBytes { self.receive(authorization: authorization, contentDigest: contentDigest, body: $0) }
+                continuation.resume(returning: reply)
+            }
+        }
+    }
+
+    func reply(_ rejection: UploadRejection) -> Reply {
+        metrics.recordRejected(rejection.reason)
+        return Reply(status: rejection.reason.status, message: rejection.message, rejection: rejection.reason)
+    }
+
+    /// The SHA-256 in an RFC 9530 `Content-Digest` value (`sha-256=:<base64>:`), if it has one.
+    static func sha256(fromContentDigest value: String) -> [UInt8]? {
+        for member in value.split(separator: ",") {
+            let trimmed = member.trimmingCharacters(in: .whitespaces)
+            guard trimmed.lowercased().hasPrefix("sha-256=:"), trimmed.hasSuffix(":") else { continue }
+            let base64 = trimmed.dropFirst(9).dropLast()
+            return Data(base64Encoded: String(base64)).map(Array.init)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,75 @@
+import APITraceFormat
+
+/// Checks that a request body is a complete apitrace gzip file and reads its header.
+///
+/// The whole body is inflated (which also checks every member's CRC), counting the
+/// decompressed bytes so a small body that expands to gigabytes is refused as soon as it
+/// passes the limit, without ever holding the expanded data: only the first line is kept.
+struct UploadValidator: Sendable {
+    /// Largest decompressed size accepted.
+    var maxDecompressedBytes: Int
+    /// Longest header line looked for.
+    var maxHeaderBytes = 64 << 10
+
+    private struct TooLarge: Error {}
+
+    /// Returns the file's header, or throws ``UploadRejection``.
+    func validate(_ body: UnsafeRawBufferPointer) throws(UploadRejection) -> TraceFileHeader {
+        guard body.count > 0 else { throw UploadRejection(.emptyBody, "the body is empty; send the bytes of a finished .jsonl.gz trace file") }
+        guard body.count >= 2, body[0] == 0x1F, body[1] == 0x8B else {
+            throw UploadRejection(.notGzip, "the body is not gzip data (it does not start with 1f 8b); send the .jsonl.gz file as is")
+        }
+        var firstLine: [UInt8] = []
+        var lineComplete = false
+        var total = 0
+        let limit = maxDecompressedBytes
+        let headerLimit = maxHeaderBytes
+        do {
+            let inflater = try GzipInflater()
+            try inflater.inflate(body) { chunk in
+                total += chunk.count
+                if total > limit { throw TooLarge() }
+                if !lineComplete {
+                    if let newline = chunk.firstIndex(of: 0x0A) {
+                        firstLine.append(contentsOf: chunk[..<newline])
+                        lineComplete = true
+                    } else if firstLine.count < headerLimit {
+                        firstLine.append(contentsOf: chunk.prefix(headerLimit - firstLine.count))
+                    }
+                }
+            }
+            try inflater.finish()
+        } catch is TooLarge {
+            throw UploadRejection(.decompressedTooLarge, "the body decompresses to more than \(limit) bytes, the collector's limit")
+        } catch let error as GzipError {
+            switch error.kind {
+            case .truncated:
+                throw UploadRejection(.truncated, "the gzip data is truncated at byte \(error.offset) of \(body.count); send only finished files")
+            case .corrupt, .initialization:
+                throw UploadRejection(.notGzip, "the gzip data is corrupt: \(error)")
+            }
+        } catch {
+            throw UploadRejection(.notGzip, "the gzip data could not be read: \(error)")
+        }
+        guard !firstLine.isEmpty else { throw UploadRejection(.invalidHeader, "the file is empty: no header line") }
+        if !lineComplete && firstLine.count >= headerLimit {
+            throw UploadRejection(.invalidHeader, "the first line is longer than \(headerLimit) bytes, so it is not an apitrace header")
+        }
+        let line: TraceLine
+        do {
+            line = try firstLine.withUnsafeBytes { try TraceLine.decode($0) }
+        } catch {
+            throw UploadRejection(.invalidHeader, "the first line is not a valid apitrace header: \(error)")
+        }
+        guard case .header(let header) = line else {
+            throw UploadRejection(.invalidHeader, "the first line is not an apitrace header (\"type\":\"header\")")
+        }
+        guard header.version >= 1 else {
+            throw UploadRejection(.invalidHeader, "header field \"version\" is \(header.version); versions start at 1")
+        }
+        guard header.version <= TraceFileHeader.currentVersion else {
+            throw UploadRejection(.newerVersion, "the file is format version \(header.version), newer than this collector reads (\(TraceFileHeader.currentVersion)); upgrade the collector")
+        }
+        return header
+    }
+}

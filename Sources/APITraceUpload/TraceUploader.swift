@@ -1,0 +1,222 @@
+import APITraceFormat
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends finished trace files to a collector, deleting each only after the collector has it.
+///
+/// Files are read from the top level of ``Configuration/directory`` (every `.jsonl.gz` except
+/// the one ``Configuration/activeFile`` names), oldest first, one HTTP `POST` per file with the
+/// bytes as they are on disk, `Authorization: Bearer`, `X-APITrace-Producer` and an RFC 9530
+/// `Content-Digest: sha-256=:…:`. What the answer means:
+///
+/// | answer | what happens to the file |
+/// | --- | --- |
+/// | 2xx | deleted |
+/// | 429, 5xx, 408, network error | kept; retried after ``RetryPolicy`` (at least `Retry-After`) |
+/// | 401, 403 | kept; retried after the longest backoff (the token is wrong, not the file) |
+/// | other 4xx | moved to ``Configuration/rejectedFolder`` with a `.reason` file, and logged |
+///
+/// The collector names files by their content, so a file sent twice (the app was killed
+/// between the collector's answer and the delete) is stored once.
+/// Everything runs on the uploader's own task, never on the caller's thread.
+///
+/// ```swift
+/// let uploader = TraceUploader(configuration: .init(writer: writer, endpoint: url, token: token))
+/// uploader.start()
+/// uploader.pause()   // e.g. on an expensive network
+/// uploader.resume()
+/// ```
+public final class TraceUploader: @unchecked Sendable {
+    /// The configuration the uploader was created with.
+    public let configuration: Configuration
+
+    private let session: URLSession
+    private let wakeup = Wakeup()
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+    private var paused = false
+    private var stats = Statistics()
+
+    /// Creates an uploader; nothing is sent before ``start()``.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = RetryPolicy.seconds(configuration.requestTimeout)
+        sessionConfiguration.httpMaximumConnectionsPerHost = 1
+        session = URLSession(configuration: sessionConfiguration)
+    }
+
+    deinit {
+        task?.cancel()
+        session.invalidateAndCancel()
+    }
+
+    /// Starts uploading in the background. Calling it again does nothing.
+    public func start() {
+        lock.withLock {
+            guard task == nil else { return }
+            task = Task.detached { [self] in await run() }
+        }
+    }
+
+    /// Stops uploading and waits until the background task has ended. A request in flight is
+    /// cancelled; its file stays and is sent again by the next uploader (the collector stores it once).
+    public func stop() async {
+        let current = lock.withLock { () -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        current?.cancel()
+        await current?.value
+    }
+
+    /// Stops starting uploads (a request in flight finishes) until ``resume()``.
+    public func pause() {
+        lock.withLock { paused = true }
+    }
+
+    /// Uploads again after ``pause()``.
+    public func resume() {
+        lock.withLock { paused = false }
+        wakeup.signal()
+    }
+
+    /// True between ``pause()`` and ``resume()``.
+    public var isPaused: Bool { lock.withLock { paused } }
+
+    /// Looks at the folder now rather than at the next scan (e.g. after the writer rotated a file).
+    /// Does not cut short a backoff.
+    public func uploadNow() {
+        wakeup.signal()
+    }
+
+    /// What the uploader has done so far.
+    public var statistics: Statistics { lock.withLock { stats } }
+
+    func lockedUpdate(_ body: (inout Statistics) -> Void) {
+        lock.withLock { body(&stats) }
+    }
+
+    /// Finished files waiting to be sent, oldest first.
+    public func pendingFiles() -> [String] {
+        let dir = configuration.directory
+        let prefix = dir.hasSuffix("/") ? dir : dir + "/"
+        let active = configuration.activeFile()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        let settled = Date().timeIntervalSince1970 - RetryPolicy.seconds(configuration.minimumFileAge)
+        return names
+            .filter { !$0.hasPrefix(".") && $0.hasSuffix(".jsonl.gz") }
+            .sorted()
+            .map { prefix + $0 }
+            .filter { $0 != active && !Self.isSamePath($0, active) && Self.modificationTime($0) <= settled }
+    }
+
+    private static func modificationTime(_ path: String) -> Double {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .infinity }
+        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+    }
+
+    private static func isSamePath(_ a: String, _ b: String?) -> Bool {
+        guard let b else { return false }
+        return URL(fileURLWithPath: a).standardizedFileURL.path == URL(fileURLWithPath: b).standardizedFileURL.path
+    }
+
+    // MARK: - Background task
+
+    private func run() async {
+        var failures = 0
+        while !Task.isCancelled {
+            if isPaused {
+                await wakeup.wait(timeout: .seconds(3600))
+                continue
+            }
+            let files = pendingFiles()
+            if files.isEmpty {
+                await wakeup.wait(timeout: configuration.scanInterval)
+                continue
+            }
+            var backoff: Duration?
+            for path in files {
+                if Task.isCancelled || isPaused { break }
+                switch await send(path) {
+                case .done:
+                    failures = 0
+                case .retry(let retryAfter, let reason, let authentication):
+                    failures += 1
+                    let delay = authentication
+                        ? configuration.retry.maximum
+                        : configuration.retry.delay(afterFailures: failures, retryAfter: retryAfter)
+                    lock.withLock { stats.retries += 1 }
+                    configuration.onEvent(.willRetry(file: Self.name(path), delay: delay, reason: reason))
+                    backoff = delay
+                }
+                if backoff != nil { break }
+            }
+            if let backoff {
+                // Only stop() cuts a backoff short: resume() and uploadNow() must not defeat Retry-After.
+                try? await Task.sleep(for: backoff)
+            }
+        }
+    }
+
+    enum Attempt {
+        case done
+        case retry(retryAfter: Duration?, reason: String, authentication: Bool)
+    }
+
+    private func send(_ path: String) async -> Attempt {
+        let name = Self.name(path)
+        let body: Data
+        do {
+            body = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            // Deleted meanwhile (the writer's budget) or unreadable: nothing to send now.
+            if FileManager.default.fileExists(atPath: path) {
+                configuration.diagnostics("cannot read \(path) for upload: \(error.localizedDescription)")
+                return .retry(retryAfter: nil, reason: "cannot read the file", authentication: false)
+            }
+            return .done
+        }
+        // The writer may have opened this file since the folder was listed.
+        if let active = configuration.activeFile(), active == path || Self.isSamePath(path, active) { return .done }
+        let request = UploadRequest.make(
+            endpoint: configuration.endpoint, token: configuration.token,
+            producer: configuration.producer ?? TraceFileName(fileName: name)?.producer, body: body,
+            timeout: configuration.requestTimeout)
+        let status: Int
+        let responseText: String
+        let retryAfter: Duration?
+        do {
+            let (data, response) = try await UploadRequest.perform(request, body: body, session: session)
+            status = response.statusCode
+            responseText = String(decoding: data.prefix(500), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) }
+        } catch {
+            return .retry(retryAfter: nil, reason: "network: \(error.localizedDescription)", authentication: false)
+        }
+        switch status {
+        case 200..<300:
+            if unlink(path) != 0 && errno != ENOENT {
+                configuration.diagnostics("uploaded \(path) but cannot delete it: \(String(cString: strerror(errno)))")
+            }
+            lock.withLock { stats.delivered += 1; stats.deliveredBytes += body.count }
+            configuration.onEvent(.delivered(file: name, bytes: body.count, status: status))
+            return .done
+        case 429, 408, 500..<600:
+            return .retry(retryAfter: retryAfter, reason: "HTTP \(status): \(responseText)", authentication: false)
+        case 401, 403:
+            configuration.diagnostics("the collector refused the token (HTTP \(status): \(responseText)); keeping the files and retrying")
+            return .retry(retryAfter: retryAfter, reason: "HTTP \(status): \(responseText)", authentication: true)
+        default:
+            setAside(path, status: status, reason: responseText)
+            return .done
+        }
+    }
+
+    static func name(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}

@@ -1,0 +1,195 @@
+import APITraceFormat
+import APITraceUpload
+import ArgumentParser
+import Foundation
+
+/// `apitrace-bench collect`: uploads/s and MB/s an `apitrace collect` child sustains on loopback,
+/// fed by several real ``TraceUploader``s at once, and the collector's peak memory.
+struct CollectBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "collect",
+        abstract: "Uploads/s, MB/s and peak memory of `apitrace collect` on loopback with concurrent uploaders."
+    )
+
+    @Option(help: "Concurrent uploaders (one folder and one connection each).")
+    var clients = 8
+
+    @Option(help: "Files per uploader.")
+    var filesPerClient = 100
+
+    @Option(help: "Events per file (about 40 bytes each once compressed).")
+    var eventsPerFile = 2_000
+
+    @Option(help: "Folder for the generated files and the collector's store (emptied first).")
+    var workDirectory = NSTemporaryDirectory() + "apitrace-bench-collect"
+
+    func run() throws {
+        try? FileManager.default.removeItem(atPath: workDirectory)
+        let store = workDirectory + "/store"
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+
+        // Distinct files (the collector stores identical content once): same events, a different producer each.
+        let events = RealisticEvents.make(count: eventsPerFile)
+        var body = JSONOutput()
+        for event in events { event.encode(to: &body); body.bytes.append(0x0A) }
+        var totalBytes = 0, totalPlain = 0
+        let generation = try Measure.seconds {
+            for client in 0..<clients {
+                let folder = workDirectory + "/client\(client)"
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                for i in 0..<filesPerClient {
+                    let producer = "c\(client)f\(i)"
+                    var out = JSONOutput()
+                    TraceFileHeader(producer: producer, started: events[0].timestamp).encode(to: &out)
+                    out.bytes.append(0x0A)
+                    out.bytes += body.bytes
+                    let gz = try GzipDeflater.compress(out.bytes, level: 5)
+                    totalBytes += gz.count
+                    totalPlain += out.bytes.count
+                    let name = TraceFileName(started: events[0].timestamp, producer: producer, sequence: i + 1).fileName
+                    _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(gz))
+                }
+            }
+        }
+        let files = clients * filesPerClient
+        print("collect: \(files) files (\(clients) uploaders x \(filesPerClient)), \(eventsPerFile) events each, "
+              + "\(Measure.format(Double(totalBytes) / Double(files) / 1024)) KiB gzip / \(Measure.format(Double(totalPlain) / Double(files) / 1024)) KiB plain per file "
+              + "(generated in \(Measure.format(generation)) s)")
+
+        let collector = try CollectorChild(store: store)
+        defer { collector.stop() }
+        let idle = collector.memory()
+        let token = CollectorChild.token
+        let uploaders = (0..<clients).map { client in
+            TraceUploader(configuration: .init(
+                directory: workDirectory + "/client\(client)", endpoint: URL(string: "http://127.0.0.1:\(collector.port)/v1/traces")!,
+                token: token, minimumFileAge: .zero, scanInterval: .milliseconds(20), retry: RetryPolicy(initial: .milliseconds(20), maximum: .milliseconds(200)),
+                diagnostics: { FileHandle.standardError.write(Data("uploader: \($0)\n".utf8)) }))
+        }
+        let cpuBefore = collector.cpuSeconds()
+        let seconds = Measure.seconds {
+            for uploader in uploaders { uploader.start() }
+            while uploaders.contains(where: { $0.statistics.delivered < filesPerClient }) { usleep(2_000) }
+        }
+        let peak = collector.memory()
+        let cpu = collector.cpuSeconds() - cpuBefore
+        let delivered = uploaders.reduce(0) { $0 + $1.statistics.delivered }
+        let retries = uploaders.reduce(0) { $0 + $1.statistics.retries }
+        let stored = (FileManager.default.enumerator(atPath: store)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".jsonl.gz") }.count
+        guard delivered == files, stored == files else {
+            throw BenchError("delivered \(delivered), stored \(stored), expected \(files)")
+        }
+        print("  \(Measure.format(Double(files) / seconds, 0)) uploads/s, \(Measure.format(Double(totalBytes) / seconds / 1e6)) MB/s gzip "
+              + "(\(Measure.format(Double(totalPlain) / seconds / 1e6)) MB/s decompressed and checked), "
+              + "\(Measure.format(seconds, 2)) s for \(files) uploads, \(retries) retries")
+        print("  collector CPU: \(Measure.format(cpu, 2)) s (\(Measure.format(cpu * 1000 / Double(files), 2)) ms per upload, "
+              + "\(Measure.format(cpu / seconds * 100, 0)) % of one core; the rest is the uploaders and fsync waits)")
+        print("  collector memory: VmRSS idle \(idle.rss / 1024) MiB, VmHWM after load \(peak.hwm / 1024) MiB")
+        try rawClients(collector: collector, body: body.bytes, started: events[0].timestamp, bytesPerFile: totalBytes / files)
+    }
+
+    /// The same load from minimal keep-alive socket clients: what the collector itself sustains.
+    func rawClients(collector: CollectorChild, body: [UInt8], started: TraceTimestamp, bytesPerFile: Int) throws {
+        let files: [[[UInt8]]] = try (0..<clients).map { client in
+            try (0..<filesPerClient).map { i in
+                var out = JSONOutput()
+                TraceFileHeader(producer: "raw\(client)x\(i)", started: started).encode(to: &out)
+                out.bytes.append(0x0A)
+                out.bytes += body
+                return try GzipDeflater.compress(out.bytes, level: 5)
+            }
+        }
+        let bytes = files.joined().reduce(0) { $0 + $1.count }
+        let count = clients * filesPerClient
+        let failures = Failures()
+        let cpuBefore = collector.cpuSeconds()
+        let port = collector.port
+        let seconds = Measure.seconds {
+            DispatchQueue.concurrentPerform(iterations: clients) { client in
+                do {
+                    let connection = try LoopbackHTTPClient(port: port)
+                    for file in files[client] {
+                        let status = try connection.post(path: "/v1/traces", token: CollectorChild.token, body: file)
+                        if status != 201 { failures.add("HTTP \(status)") }
+                    }
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        let cpu = collector.cpuSeconds() - cpuBefore
+        let peak = collector.memory()
+        if let first = failures.first { throw BenchError("raw client: \(first)") }
+        print("raw keep-alive socket clients (\(clients) connections), \(count) more distinct files:")
+        print("  \(Measure.format(Double(count) / seconds, 0)) uploads/s, \(Measure.format(Double(bytes) / seconds / 1e6)) MB/s gzip, "
+              + "collector CPU \(Measure.format(cpu * 1000 / Double(count), 2)) ms per upload (\(Measure.format(cpu / seconds * 100, 0)) % of one core), "
+              + "VmHWM \(peak.hwm / 1024) MiB")
+    }
+}
+
+/// Errors gathered from the raw client threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+    func add(_ message: String) { lock.withLock { messages.append(message) } }
+    var first: String? { lock.withLock { messages.first } }
+}
+
+/// `apitrace collect` as a child process, found next to this benchmark's executable.
+final class CollectorChild {
+    static let token = "bench-token"
+    let process = Process()
+    let port: Int
+
+    init(store: String) throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("apitrace")
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw BenchError("\(executable.path) is missing: build it first (swift build -c release --product apitrace)")
+        }
+        process.executableURL = executable
+        process.arguments = ["collect", "--listen", "127.0.0.1:0", "--dir", store, "--token-env", "APITRACE_BENCH_TOKEN"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["APITRACE_BENCH_TOKEN"] = Self.token
+        environment["LOG_LEVEL"] = "error"
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        var line = Data()
+        while !line.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { throw BenchError("apitrace collect exited before listening") }
+            line += chunk
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+            throw BenchError("cannot read the port from: \(text)")
+        }
+        self.port = port
+    }
+
+    /// VmRSS and VmHWM (peak resident) of the collector, in KiB, from /proc.
+    func memory() -> (rss: Int, hwm: Int) {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Int {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+        }
+        return (field("VmRSS"), field("VmHWM"))
+    }
+
+    /// User + system CPU seconds the collector has used, from /proc/PID/stat.
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return .nan }
+        // Fields after "(comm)": state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// A built executable of this package, found next to the test bundle.
+func builtProduct(_ name: String) throws -> URL {
+    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        dir.deleteLastPathComponent()
+    }
+    struct Missing: Error, CustomStringConvertible { let description: String }
+    throw Missing(description: "\(name) was not built next to the tests (looked from \(CommandLine.arguments[0]))")
+}
+
+/// Runs a command to completion and returns its exit status and output.
+@discardableResult
+func run(_ executable: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: Data, stderr: Data) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    if stdin != nil { process.standardInput = Pipe() }
+    try process.run()
+    if let stdin, let pipe = process.standardInput as? Pipe {
+        pipe.fileHandleForWriting.write(stdin)
+        try pipe.fileHandleForWriting.close()
+    }
+    // Read both pipes while the child runs so a full pipe cannot block it; on threads of their own,
+    // not Dispatch's, which the in-process servers and URLSession depend on.
+    let outReader = PipeReader(out), errReader = PipeReader(err)
+    process.waitUntilExit()
+    return (process.terminationStatus, outReader.wait(), errReader.wait())
+}
+
+/// Reads a pipe to its end on a dedicated thread.
+final class PipeReader: @unchecked Sendable {
+    private let done = NSCondition()
+    private var data: Data?
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            let read = handle.readDataToEndOfFile()
+            done.lock(); data = read; done.broadcast(); done.unlock()
+        }
+    }
+
+    func wait() -> Data {
+        done.lock(); defer { done.unlock() }
+        while data == nil { done.wait() }
+        return data!
+    }
+}
