@@ -164,9 +164,13 @@ let package = Package(
             dependencies: ["APITraceFormat"],
             path: "Tests/Fixtures/TraceProducer"
         ),
+        .target(
+            name: "APITraceTestSupport",
+            path: "Tests/Support"
+        ),
         .testTarget(
             name: "APITraceFormatTests",
-            dependencies: ["APITraceFormat", "trace-producer-fixture"]
+            dependencies: ["APITraceTestSupport", "APITraceFormat", "trace-producer-fixture"]
         ),
         .testTarget(
             name: "APITraceExportTests",
@@ -205,6 +209,7 @@ let package = Package(
         .testTarget(
             name: "APITraceAlertingTests",
             dependencies: [
+                "APITraceTestSupport",
                 "APITraceAlerting",
                 "APITraceFormat",
                 "apitrace",
@@ -215,7 +220,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceDemoTests",
-            dependencies: ["apitrace-demo", "apitrace"]
+            dependencies: ["APITraceTestSupport", "apitrace-demo", "apitrace"]
         ),
         .testTarget(
             name: "APITraceAnalysisTests",
@@ -229,6 +234,7 @@ let package = Package(
         .testTarget(
             name: "APITraceCollectionTests",
             dependencies: [
+                "APITraceTestSupport",
                 "APITraceFormat",
                 "APITraceUpload",
                 "APITraceCollector",

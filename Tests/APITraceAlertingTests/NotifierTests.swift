@@ -1,4 +1,5 @@
 @testable import APITraceAlerting
+import APITraceTestSupport
 import APITraceFormat
 import Foundation
 import Testing

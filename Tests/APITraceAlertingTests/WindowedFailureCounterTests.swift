@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceAlerting
 import APITraceFormat
 import Foundation

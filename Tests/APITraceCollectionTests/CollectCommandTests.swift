@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceCollector
 import APITraceFormat
 import Foundation
@@ -19,8 +20,8 @@ struct CollectCommandTests {
         return (child, port)
     }
 
-    static func startUploader(_ source: TemporaryDirectory, port: Int) throws -> ChildProcess {
-        try ChildProcess(try builtProduct("trace-uploader-fixture").path, [source.path, "http://127.0.0.1:\(port)/v1/traces", token])
+    static func startUploader(_ source: TemporaryDirectory, port: Int, pauseMs: Int = 0) throws -> ChildProcess {
+        try ChildProcess(try builtProduct("trace-uploader-fixture").path, [source.path, "http://127.0.0.1:\(port)/v1/traces", token, String(pauseMs)])
     }
 
     /// Every visible file under the collector's folder is whole: its name's hash prefix matches its bytes.
@@ -99,7 +100,8 @@ struct CollectCommandTests {
         let paths = TraceFiles.writeFinished(200, to: source.path, eventsPerFile: 3000)
         let sent = Set(paths.map { TraceFiles.sha256Hex([UInt8](FileManager.default.contents(atPath: $0)!)) })
         var (collector, port) = try await Self.startCollector(target)
-        let uploader = try Self.startUploader(source, port: port)
+        // 30 ms after each delivery: the 200 files take seconds, so the kill lands mid-upload.
+        let uploader = try Self.startUploader(source, port: port, pauseMs: 30)
         _ = try await uploader.waitForLine("3 deliveries") { _ in uploader.lines.filter { $0.hasPrefix("delivered") }.count >= 3 }
         try await collector.kill(SIGKILL)
         Self.expectOnlyWholeFiles(target, among: sent)

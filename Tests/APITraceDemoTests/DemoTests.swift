@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -5,23 +6,31 @@ import Testing
 /// (both real, on 127.0.0.1), then the report, the alert and the exports over what they wrote.
 @Suite("apitrace-demo, end to end", .serialized)
 struct DemoTests {
-    static let traces: (dir: String, stdout: String)? = {
-        let dir = NSTemporaryDirectory() + "apitrace-demo-test-\(UUID().uuidString.prefix(8))"
-        guard let demo = try? builtProduct("apitrace-demo"),
-              let result = try? run(demo.path, ["--short", "--trace-dir", dir]), result.status == 0 else { return nil }
-        return (dir, String(decoding: result.stdout, as: UTF8.self))
-    }()
+    /// One demo run shared by the suite's tests (they run one after another).
+    actor DemoRun {
+        static let shared = DemoRun()
+        private var result: (dir: String, stdout: String)?
 
-    func report() throws -> [String: Any] {
-        let traces = try #require(Self.traces, "apitrace-demo failed")
-        let result = try run(try builtProduct("apitrace").path, ["report", "--format", "json", traces.dir])
+        func traces() async throws -> (dir: String, stdout: String) {
+            if let result { return result }
+            let dir = NSTemporaryDirectory() + "apitrace-demo-test-\(UUID().uuidString.prefix(8))"
+            let run = try await runOffPool(try builtProduct("apitrace-demo").path, ["--short", "--trace-dir", dir])
+            try #require(run.status == 0, "apitrace-demo failed: \(String(decoding: run.stderr, as: UTF8.self))")
+            result = (dir, String(decoding: run.stdout, as: UTF8.self))
+            return result!
+        }
+    }
+
+    func report() async throws -> [String: Any] {
+        let traces = try await DemoRun.shared.traces()
+        let result = try await runOffPool(try builtProduct("apitrace").path, ["report", "--format", "json", traces.dir])
         #expect(result.status == 0)
         return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
     }
 
     @Test("the demo prints the report and the page the alert would send")
-    func demoOutput() throws {
-        let stdout = try #require(Self.traces, "apitrace-demo failed").stdout
+    func demoOutput() async throws {
+        let stdout = try await DemoRun.shared.traces().stdout
         for heading in ["TOTALS", "ROUTES", "DECODE FAILURES", "SERVER-SENT EVENTS", "ALERT"] {
             #expect(stdout.contains(heading), "no \(heading) section")
         }
@@ -31,8 +40,8 @@ struct DemoTests {
     }
 
     @Test("the report shows every injected fault")
-    func everyFaultShows() throws {
-        let report = try report()
+    func everyFaultShows() async throws {
+        let report = try await report()
         let totals = try #require(report["totals"] as? [String: Any])
         // 5xx share and the spike.
         #expect((totals["server_errors"] as? Int ?? 0) > 0)
@@ -55,20 +64,20 @@ struct DemoTests {
     }
 
     @Test("the exports agree with the report: one HAR entry per request, metrics with the stability path")
-    func exports() throws {
-        let traces = try #require(Self.traces, "apitrace-demo failed")
-        let requests = try #require((try report()["totals"] as? [String: Any])?["requests"] as? Int)
-        let har = try run(try builtProduct("apitrace").path, ["export", "--format", "har", traces.dir])
+    func exports() async throws {
+        let traces = try await DemoRun.shared.traces()
+        let requests = try #require((try await report()["totals"] as? [String: Any])?["requests"] as? Int)
+        let har = try await runOffPool(try builtProduct("apitrace").path, ["export", "--format", "har", traces.dir])
         #expect(har.status == 0)
         let log = try #require((try JSONSerialization.jsonObject(with: har.stdout) as? [String: Any])?["log"] as? [String: Any])
         #expect((log["entries"] as? [Any])?.count == requests)
 
-        let metrics = try run(try builtProduct("apitrace").path, ["export", "--format", "prometheus", traces.dir])
+        let metrics = try await runOffPool(try builtProduct("apitrace").path, ["export", "--format", "prometheus", traces.dir])
         #expect(metrics.status == 0)
         let text = String(decoding: metrics.stdout, as: UTF8.self)
         #expect(text.hasSuffix("# EOF\n"))
         #expect(text.contains(#"path="data.apps[*].stability""#))
-        let parsed = try run("/usr/bin/env", ["python3", "-c", """
+        let parsed = try await runOffPool("/usr/bin/env", ["python3", "-c", """
             import sys
             from prometheus_client.openmetrics.parser import text_string_to_metric_families
             total = sum(s.value for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples if s.name == "apitrace_http_client_requests_total")

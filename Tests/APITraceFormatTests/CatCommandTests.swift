@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceFormat
 import Foundation
 import Testing
@@ -5,12 +6,12 @@ import Testing
 @Suite("apitrace cat")
 struct CatCommandTests {
     @Test("prints the header and every event as JSON Lines, exit 0")
-    func printsEvents() throws {
+    func printsEvents() async throws {
         let dir = TemporaryDirectory()
         let writer = TraceFileWriter(configuration: .init(directory: dir.path, producer: "catp"))
         for event in everyEventType { writer.append(event) }
         writer.close()
-        let result = try run(try builtProduct("apitrace").path, ["cat", dir.path])
+        let result = try await runOffPool(try builtProduct("apitrace").path, ["cat", dir.path])
         #expect(result.status == 0)
         let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.count == everyEventType.count + 1)
@@ -20,7 +21,7 @@ struct CatCommandTests {
     }
 
     @Test("a damaged file prints what it can, warns with the file and offset, exit 1")
-    func damaged() throws {
+    func damaged() async throws {
         let dir = TemporaryDirectory()
         let writer = TraceFileWriter(configuration: .init(directory: dir.path))
         for event in everyEventType { writer.append(event) }
@@ -28,7 +29,7 @@ struct CatCommandTests {
         let path = dir.traceFiles[0]
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         try bytes.prefix(bytes.count - 4).write(to: URL(fileURLWithPath: path))
-        let result = try run(try builtProduct("apitrace").path, ["cat", "--no-headers", path])
+        let result = try await runOffPool(try builtProduct("apitrace").path, ["cat", "--no-headers", path])
         #expect(result.status == 1)
         #expect(String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").count == everyEventType.count)
         let warning = String(decoding: result.stderr, as: UTF8.self)
@@ -36,8 +37,8 @@ struct CatCommandTests {
     }
 
     @Test("nothing readable: exit 2 with a message naming the path")
-    func nothingReadable() throws {
-        let result = try run(try builtProduct("apitrace").path, ["cat", "/nonexistent/x.jsonl.gz"])
+    func nothingReadable() async throws {
+        let result = try await runOffPool(try builtProduct("apitrace").path, ["cat", "/nonexistent/x.jsonl.gz"])
         #expect(result.status == 2)
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("/nonexistent/x.jsonl.gz"))
     }

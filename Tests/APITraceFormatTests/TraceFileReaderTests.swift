@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceFormat
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceFormat
 import Foundation
 import Synchronization
@@ -25,7 +26,7 @@ private func sequenceNumbers(in files: [String]) -> (seqs: [Int], dropped: [Trac
 @Suite("Trace file writer")
 struct TraceFileWriterTests {
     @Test("events round-trip through a file that gzip -dc also reads line for line")
-    func roundTripAndGzip() throws {
+    func roundTripAndGzip() async throws {
         let dir = TemporaryDirectory()
         let writer = TraceFileWriter(configuration: .init(directory: dir.path, producer: "p1", app: "Otec", appVersion: "2.1"))
         for event in everyEventType { writer.append(event) }
@@ -41,7 +42,7 @@ struct TraceFileWriterTests {
         #expect(result.header?.app == "Otec")
         #expect(result.header?.appVersion == "2.1")
 
-        let gzip = try run("/bin/gzip", ["-dc", files[0]])
+        let gzip = try await runOffPool("/bin/gzip", ["-dc", files[0]])
         #expect(gzip.status == 0)
         let lines = String(decoding: gzip.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.count == everyEventType.count + 1)
@@ -133,7 +134,7 @@ struct TraceFileWriterTests {
     }
 
     @Test("rotation by size keeps every event, in order, across standalone files")
-    func rotationBySize() throws {
+    func rotationBySize() async throws {
         let dir = TemporaryDirectory()
         let writer = TraceFileWriter(configuration: .init(directory: dir.path, flushInterval: .seconds(3600), maxFileBytes: 4096))
         for i in 0..<3000 {
@@ -147,18 +148,18 @@ struct TraceFileWriterTests {
         for file in files {
             let result = TraceFileReader(path: file).forEachEvent { _ in }
             #expect(result.warnings.isEmpty, "\(file): \(result.warnings)")
-            #expect(try run("/bin/gzip", ["-t", file]).status == 0)
+            #expect(try await runOffPool("/bin/gzip", ["-t", file]).status == 0)
         }
         #expect(sequenceNumbers(in: files).seqs == Array(0..<3000))
     }
 
     @Test("rotation by age starts a new file")
-    func rotationByAge() throws {
+    func rotationByAge() async throws {
         let dir = TemporaryDirectory()
         let writer = TraceFileWriter(configuration: .init(directory: dir.path, flushInterval: .milliseconds(20), maxFileAge: .milliseconds(100)))
         writer.append(logEvent(0))
         writer.flush()
-        Thread.sleep(forTimeInterval: 0.4)
+        try await Task.sleep(for: .milliseconds(400))
         writer.append(logEvent(1))
         writer.close()
         #expect(dir.traceFiles.count == 2)
@@ -215,16 +216,24 @@ struct TraceFileWriterTests {
         let out = Pipe()
         producer.standardOutput = out
         try producer.run()
-        // Let it write for a while, remembering how many events it had appended.
-        var appended = 0
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while appended < 1500 && Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let last = text.split(separator: "\n").last.flatMap({ Int($0) }) { appended = last }
+        // Let it write for a while, remembering how many events it had appended. The child's output
+        // is read on a thread of its own, so the test's task never blocks the cooperative pool.
+        let progress = Mutex(0)
+        let handle = out.fileHandleForReading
+        Thread.detachNewThread {
+            var text = ""
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { return }
+                text += String(decoding: chunk, as: UTF8.self)
+                if let last = text.split(separator: "\n").last.flatMap({ Int($0) }) { progress.withLock { $0 = last } }
+            }
         }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while progress.withLock({ $0 }) < 1500 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let appended = progress.withLock { $0 }
         let appendedAtLeastOneSecondBeforeKill = appended
         try await Task.sleep(for: .seconds(1))
         kill(producer.processIdentifier, SIGKILL)
@@ -242,7 +251,7 @@ struct TraceFileWriterTests {
         if case .truncated = result.warnings.first?.kind {} else { Issue.record("expected a truncation warning, got \(result.warnings)") }
 
         // gzip -dc reads the same events, then complains about the unfinished stream.
-        let gzip = try run("/bin/gzip", ["-dc", files[0]])
+        let gzip = try await runOffPool("/bin/gzip", ["-dc", files[0]])
         let lines = String(decoding: gzip.stdout, as: UTF8.self).split(separator: "\n")
         #expect(lines.count == seqs.count + 1)
         #expect(gzip.status != 0)
@@ -254,11 +263,11 @@ struct TraceFileWriterDiskFullTests {
     /// A real, tiny tmpfs: mounting needs root, which CI and this project's machines have.
     @Test("a full disk drops and counts; what is on disk is exactly what was counted as written",
           .enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
-    func diskFull() throws {
+    func diskFull() async throws {
         let dir = TemporaryDirectory()
         let mountPoint = dir.file("tiny")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=96k", "tmpfs", mountPoint])
+        let mounted = try await runOffPool("/bin/mount", ["-t", "tmpfs", "-o", "size=96k", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mount failed: \(String(decoding: mounted.stderr, as: UTF8.self))")
         defer { _ = try? run("/bin/umount", [mountPoint]) }
 

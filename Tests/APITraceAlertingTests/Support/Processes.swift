@@ -1,16 +1,5 @@
+import APITraceTestSupport
 import Foundation
-
-/// A built executable of this package, found next to the test bundle.
-func builtProduct(_ name: String) throws -> URL {
-    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent(name)
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        dir.deleteLastPathComponent()
-    }
-    struct Missing: Error, CustomStringConvertible { let description: String }
-    throw Missing(description: "\(name) was not built next to the tests (looked from \(CommandLine.arguments[0]))")
-}
 
 struct ProcessResult: Sendable {
     var status: Int32

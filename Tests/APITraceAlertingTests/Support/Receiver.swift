@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import Foundation
 import Hummingbird
 import HTTPTypes

@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import Foundation
 
 /// A running child process whose standard output is gathered line by line as it comes.

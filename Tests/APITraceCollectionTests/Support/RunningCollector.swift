@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceCollector
 import Hummingbird
 import Logging

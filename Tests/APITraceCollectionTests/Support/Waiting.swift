@@ -20,13 +20,3 @@ final class Recorded<Element: Sendable>: @unchecked Sendable {
     func append(_ item: Element) { lock.withLock { items.append(item) } }
     var all: [Element] { lock.withLock { items } }
 }
-
-/// ``run(_:_:stdin:)`` on a thread of its own: a test must never block one of the few threads of
-/// Swift's cooperative pool, which the in-process server and the uploader need to make progress.
-func runOffPool(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, stdout: Data, stderr: Data) {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result { try run(executable, arguments) })
-        }
-    }
-}

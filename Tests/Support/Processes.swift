@@ -1,7 +1,7 @@
 import Foundation
 
 /// A built executable of this package, found next to the test bundle.
-func builtProduct(_ name: String) throws -> URL {
+public func builtProduct(_ name: String) throws -> URL {
     var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
         let candidate = dir.appendingPathComponent(name)
@@ -12,20 +12,25 @@ func builtProduct(_ name: String) throws -> URL {
     throw Missing(description: "\(name) was not built next to the tests (looked from \(CommandLine.arguments[0]))")
 }
 
-/// Runs a command to completion and returns its exit status and output.
+/// Runs a command to completion and returns its exit status and output, blocking the calling thread.
+///
+/// From a test, prefer ``runOffPool(_:_:stdin:)``: every suite shares one process, and a test
+/// that blocks one of the few threads of Swift's cooperative pool can stall another suite's
+/// in-process server.
 @discardableResult
-func run(_ executable: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: Data, stderr: Data) {
+public func run(_ executable: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: Data, stderr: Data) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    if stdin != nil { process.standardInput = Pipe() }
+    let input = stdin.map { _ in Pipe() }
+    if let input { process.standardInput = input }
     try process.run()
-    if let stdin, let pipe = process.standardInput as? Pipe {
-        pipe.fileHandleForWriting.write(stdin)
-        try pipe.fileHandleForWriting.close()
+    if let stdin, let input {
+        input.fileHandleForWriting.write(stdin)
+        try input.fileHandleForWriting.close()
     }
     // Read both pipes while the child runs so a full pipe cannot block it; on threads of their own,
     // not Dispatch's, which the in-process servers and URLSession depend on.
@@ -34,12 +39,23 @@ func run(_ executable: String, _ arguments: [String], stdin: Data? = nil) throws
     return (process.terminationStatus, outReader.wait(), errReader.wait())
 }
 
+/// ``run(_:_:stdin:)`` on a thread of its own, so the test's task waits without blocking the pool.
+@discardableResult
+public func runOffPool(_ executable: String, _ arguments: [String], stdin: Data? = nil) async throws -> (status: Int32, stdout: Data, stderr: Data) {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try run(executable, arguments, stdin: stdin) })
+        }
+    }
+}
+
 /// Reads a pipe to its end on a dedicated thread.
-final class PipeReader: @unchecked Sendable {
+public final class PipeReader: @unchecked Sendable {
     private let done = NSCondition()
     private var data: Data?
 
-    init(_ pipe: Pipe) {
+    /// Starts reading.
+    public init(_ pipe: Pipe) {
         let handle = pipe.fileHandleForReading
         Thread.detachNewThread { [self] in
             let read = handle.readDataToEndOfFile()
@@ -47,7 +63,8 @@ final class PipeReader: @unchecked Sendable {
         }
     }
 
-    func wait() -> Data {
+    /// Everything the pipe held, once its writer closed it.
+    public func wait() -> Data {
         done.lock(); defer { done.unlock() }
         while data == nil { done.wait() }
         return data!
