@@ -239,6 +239,7 @@ let package = Package(
                 "APITraceUpload",
                 "APITraceCollector",
                 "trace-uploader-fixture",
+                "apitrace",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

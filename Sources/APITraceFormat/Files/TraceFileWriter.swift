@@ -266,14 +266,19 @@ public final class TraceFileWriter: @unchecked Sendable {
             let started = TraceTimestamp.now()
             let name = TraceFileName(started: started, producer: configuration.producer, sequence: sequence)
             let path = (dir.hasSuffix("/") ? dir : dir + "/") + name.fileName
+            // Named active before it exists, so an uploader never takes the new file for a finished one.
+            setActive(path)
             let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
             if fd < 0 {
+                setActive(nil)
                 if errno == EEXIST { continue }
                 fail("cannot create a trace file in \(dir): \(String(cString: strerror(errno)))")
                 return
             }
             guard let deflater = try? GzipDeflater(level: configuration.compressionLevel) else {
                 Foundation.close(fd)
+                unlink(path)
+                setActive(nil)
                 fail("zlib could not start")
                 return
             }
@@ -292,7 +297,6 @@ public final class TraceFileWriter: @unchecked Sendable {
             guard file != nil else { return }
             if failing { configuration.diagnostics("writing traces to \(dir) works again") }
             failing = false
-            setActive(path)
             condition.lock(); stats.filesStarted += 1; condition.unlock()
             return
         }
