@@ -166,6 +166,11 @@ let package = Package(
         ),
         .target(
             name: "APITraceTestSupport",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Tests/Support"
         ),
         .testTarget(
@@ -189,6 +194,7 @@ let package = Package(
         .testTarget(
             name: "APITraceCaptureTests",
             dependencies: [
+                "APITraceTestSupport",
                 "APITraceCapture",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -198,6 +204,7 @@ let package = Package(
         .testTarget(
             name: "APITraceOpenAPITests",
             dependencies: [
+                "APITraceTestSupport",
                 "APITraceOpenAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),

@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceCapture
 
 /// The models the decoding tests read from ``TestServer``.

@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import APITraceCapture
 import Foundation
 import Synchronization

@@ -3,15 +3,15 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// A real Hummingbird server on 127.0.0.1 (ephemeral port) serving the responses the capture tests need.
-enum TestServer {
+/// A real Hummingbird server on 127.0.0.1 (ephemeral port) serving the responses the capture and OpenAPI tests need.
+public enum TestServer {
     /// Apps where the second object lacks `stability`, as in the Fabric talk.
-    static let appsJSON = #"{"data":{"apps":[{"id":1,"name":"Otec","stability":0.99},{"id":2,"name":"Fabric"},{"id":3,"name":"Jayme","stability":0.5}]}}"#
+    public static let appsJSON = #"{"data":{"apps":[{"id":1,"name":"Otec","stability":0.99},{"id":2,"name":"Fabric"},{"id":3,"name":"Jayme","stability":0.5}]}}"#
     /// Groups of apps: the second app of the second group lacks `stability`.
-    static let groupsJSON = #"{"data":{"groups":[{"apps":[{"id":1,"name":"a","stability":1},{"id":2,"name":"b","stability":1}]},{"apps":[{"id":3,"name":"c","stability":1},{"id":4,"name":"d"}]}]}}"#
+    public static let groupsJSON = #"{"data":{"groups":[{"apps":[{"id":1,"name":"a","stability":1},{"id":2,"name":"b","stability":1}]},{"apps":[{"id":3,"name":"c","stability":1},{"id":4,"name":"d"}]}]}}"#
 
     /// Runs the server for the duration of `body`, passing its base URL (`http://127.0.0.1:PORT`).
-    static func run<T: Sendable>(_ body: @Sendable (URL) async throws -> T) async throws -> T {
+    public static func run<T: Sendable>(_ body: @Sendable (URL) async throws -> T) async throws -> T {
         let router = Router()
         router.get("/apps") { _, _ in json(appsJSON) }
         router.get("/groups") { _, _ in json(groupsJSON) }
