@@ -27,17 +27,11 @@ extension APITrace {
         @Argument(help: "Trace files or folders (default: the default trace folder).")
         var paths: [String] = []
 
+        @OptionGroup(title: "Filters")
+        var filters: TraceFilterOptions
+
         @Option(help: "prometheus or har.")
         var format: Format
-
-        @Option(help: "Only events at or after this time: RFC 3339 or a duration back from now (30m, 2h).")
-        var since: String?
-
-        @Option(help: "Only events before this time: RFC 3339 or a duration back from now.")
-        var until: String?
-
-        @Option(help: "Only this route template; a trailing * matches any rest.")
-        var route: String?
 
         @Option(help: "Only events of this session (most useful with --format har).")
         var session: String?
@@ -45,12 +39,8 @@ extension APITrace {
         @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
         var output: String?
 
-        func validate() throws {
-            do { _ = try makeFilter() } catch { throw ValidationError("\(error)") }
-        }
-
         func run() throws {
-            let filter = try makeFilter()
+            let filter = try filters.filter()
             let sources = paths.isEmpty ? [TraceDirectory.default] : paths
             let found = TraceFileDiscovery.find(sources)
             var warnings = found.warnings.map(\.description)
@@ -89,8 +79,5 @@ extension APITrace {
             }
         }
 
-        private func makeFilter() throws -> TraceFilter {
-            try TraceFilter(since: since, until: until, route: route)
-        }
     }
 }

@@ -21,20 +21,8 @@ extension APITrace {
         @Argument(help: "Trace files or folders (default: the default trace folder).")
         var paths: [String] = []
 
-        @Option(help: "Only events at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a duration back from now (30m, 2h, 7d).")
-        var since: String?
-
-        @Option(help: "Only events before this time: RFC 3339 or a duration back from now.")
-        var until: String?
-
-        @Option(help: "Only this route template; a trailing * matches any rest (/apps/*).")
-        var route: String?
-
-        @Option(help: "Only requests to this server host.")
-        var host: String?
-
-        @Option(help: "Only files whose header app_version is this.")
-        var appVersion: String?
+        @OptionGroup(title: "Filters")
+        var filters: TraceFilterOptions
 
         @Option(help: "Output format: text, json, markdown or html.")
         var format: String = "text"
@@ -58,7 +46,6 @@ extension APITrace {
             if let bucket, parsedBucket(bucket) == nil {
                 throw ValidationError("--bucket \(bucket): use a duration of whole seconds such as 30s, 5m, 1h, 1d.")
             }
-            do { _ = try makeFilter() } catch { throw ValidationError("\(error)") }
             if topErrors < 0 { throw ValidationError("--top-errors must be 0 or more.") }
         }
 
@@ -70,7 +57,7 @@ extension APITrace {
                 FileHandle.standardError.write(Data("apitrace: no path given; reading the default trace folder \(sources[0])\n".utf8))
             }
             let bucketSeconds = bucket.flatMap(parsedBucket)
-            let summarizer = TraceSummarizer(filter: try makeFilter(), timeSeriesGranularity: bucketSeconds ?? 1)
+            let summarizer = TraceSummarizer(filter: try filters.filter(), timeSeriesGranularity: bucketSeconds ?? 1)
             let progress = ProgressLine()
             let summary = summarizer.summarize(paths: sources) { done, total in progress.update("read \(done) of \(total) files") }
             progress.finish()
@@ -98,10 +85,6 @@ extension APITrace {
                 stdout.write(text)
                 stdout.flush()
             }
-        }
-
-        private func makeFilter() throws -> TraceFilter {
-            try TraceFilter(since: since, until: until, route: route, host: host, appVersion: appVersion)
         }
 
         private func parsedBucket(_ text: String) -> Int64? {

@@ -1,0 +1,29 @@
+import APITraceAnalysis
+import ArgumentParser
+
+/// The filters `apitrace report` and `apitrace export` share.
+struct TraceFilterOptions: ParsableArguments {
+    @Option(help: "Only events at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a duration back from now (30m, 2h, 7d).")
+    var since: String?
+
+    @Option(help: "Only events before this time: RFC 3339 or a duration back from now.")
+    var until: String?
+
+    @Option(help: "Only this route template; a trailing * matches any rest (/apps/*).")
+    var route: String?
+
+    @Option(help: "Only requests to this server host.")
+    var host: String?
+
+    @Option(help: "Only files whose header app_version is this.")
+    var appVersion: String?
+
+    func validate() throws {
+        do { _ = try filter() } catch { throw ValidationError("\(error)") }
+    }
+
+    /// The filter these options describe.
+    func filter() throws -> TraceFilter {
+        try TraceFilter(since: since, until: until, route: route, host: host, appVersion: appVersion)
+    }
+}
