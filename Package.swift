@@ -83,6 +83,7 @@ let package = Package(
             name: "APITraceUpload",
             dependencies: [
                 "APITraceFormat",
+                "APITraceCapture",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

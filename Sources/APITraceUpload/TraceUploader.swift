@@ -1,3 +1,4 @@
+import APITraceCapture
 import APITraceFormat
 import Foundation
 #if canImport(FoundationNetworking)
@@ -190,10 +191,10 @@ public final class TraceUploader: @unchecked Sendable {
         let responseText: String
         let retryAfter: Duration?
         do {
-            let (data, response) = try await UploadRequest.perform(request, body: body, session: session)
-            status = response.statusCode
-            responseText = String(decoding: data.prefix(500), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) }
+            let response = try await URLSessionBackend(session: session).perform(request)
+            status = response.status
+            responseText = String(decoding: response.body.prefix(500), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            retryAfter = response.headers.first { $0.key.lowercased() == "retry-after" }.flatMap { RetryPolicy.parseRetryAfter($0.value) }
         } catch {
             return .retry(retryAfter: nil, reason: "network: \(error.localizedDescription)", authentication: false)
         }
