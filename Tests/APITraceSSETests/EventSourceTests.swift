@@ -123,7 +123,9 @@ struct EventSourceTests {
     func idleTimeout() async throws {
         try await SSETestServer.with { base, log in
             let sink = InMemoryTraceSink()
-            let source = makeSource(base, "/silent", sink: sink) { $0.idleTimeout = .seconds(1) }
+            // The timeout also covers the wait for the response head, so leave a loaded machine room
+            // to answer; the server's silence (20 s) is far longer still.
+            let source = makeSource(base, "/silent", sink: sink) { $0.idleTimeout = .seconds(3) }
             let events = try await collect(source)
             #expect(events.map(\.data) == ["one", "two", "three", "four"])
             #expect(log.requests.map(\.lastEventID) == [nil, "2", "4"])
