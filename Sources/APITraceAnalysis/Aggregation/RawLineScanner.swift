@@ -1,7 +1,7 @@
 import APITraceFormat
 
 /// A JSON object scanner tuned for trace lines: one tight loop over the bytes, strings found
-/// eight bytes at a time, numbers parsed in place. Anything unusual (nested values of fields the
+/// eight bytes at a time (``UnsafeRawBufferPointer/firstStringSpecialByte(from:)``), numbers parsed in place. Anything unusual (nested values of fields the
 /// report skips, numbers with exponents) is handed to ``JSONScanner``, so what it accepts and
 /// rejects is what ``TraceLine/decode(_:)`` accepts and rejects.
 struct RawLineScanner {
@@ -38,19 +38,10 @@ struct RawLineScanner {
         guard peek() == UInt8(ascii: "\"") else { throw fail("expected a string") }
         position += 1
         let start = position
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while position + 8 <= bytes.count {
-            let w = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-            let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
-            let hits = ((q &- ones) & ~q | (b &- ones) & ~b | (w &- ones &* 0x20) & ~w) & highs
-            if hits != 0 {
-                position += hits.trailingZeroBitCount / 8
-                break
-            }
-            position += 8
-        }
         var escaped = false
-        while position < bytes.count {
+        while true {
+            position = bytes.firstStringSpecialByte(from: position)
+            guard position < bytes.count else { throw fail("unterminated string") }
             let c = bytes[position]
             if c == UInt8(ascii: "\"") {
                 let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
@@ -62,10 +53,8 @@ struct RawLineScanner {
                 position += 2
                 continue
             }
-            if c < 0x20 { throw fail("control character in string") }
-            position += 1
+            throw fail("control character in string")
         }
-        throw fail("unterminated string")
     }
 
     /// True when the value is `null`, which it then consumes.
