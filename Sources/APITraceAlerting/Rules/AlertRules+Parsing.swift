@@ -40,7 +40,7 @@ extension AlertRules {
     private static func parseRule(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule {
         let f = try node.members(allowed: [
             "name", "scope", "failure", "slo", "burn_rate", "spike", "min_requests", "confidence", "severity",
-            "notify", "repeat_interval", "resolve_after", "evidence_window",
+            "notify", "repeat_interval", "resolve_after", "evidence_window", "recent_window", "latency_ms",
         ])
         guard let nameNode = f["name"] else { throw node.error("a rule needs a `name`") }
         let name = try nameNode.string()
@@ -61,6 +61,13 @@ extension AlertRules {
             if rule.burnRateWindows.isEmpty { throw n.error("give at least one window pair, or leave burn_rate out for the defaults") }
         }
         if let n = f["spike"] { rule.spike = try parseSpike(n) }
+        if let n = f["recent_window"] { rule.recentWindow = try n.duration() }
+        if let n = f["latency_ms"] {
+            let ms = try n.double()
+            guard ms > 0, ms.isFinite else { throw n.error("must be a number of milliseconds above 0, e.g. 2000") }
+            guard rule.slo != nil else { throw n.error("a latency rule needs an `slo`: the share of requests that must be faster, e.g. 0.95") }
+            rule.latencyMs = ms
+        }
         guard rule.slo != nil || rule.spike != nil else {
             throw node.error("rule \(name) detects nothing; give it an `slo` (burn-rate paging) or a `spike`")
         }
@@ -94,6 +101,7 @@ extension AlertRules {
         if let n = f["evidence_window"] { rule.evidenceWindow = try n.duration() } else {
             rule.evidenceWindow = AlertRule(name: name, slo: rule.slo, burnRateWindows: rule.burnRateWindows, spike: rule.spike).evidenceWindow
         }
+        guard rule.recentWindow.milliseconds > 0 else { throw node.error("recent_window must be above 0") }
         return rule
     }
 
