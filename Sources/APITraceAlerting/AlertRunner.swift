@@ -105,26 +105,66 @@ public struct AlertRunner: Sendable {
         outcome.problems += counted.warnings.map { "warning: \($0)" }
         let detections = rules.rules.indices.map { RuleDetector.evaluate(rules.rules[$0], counts: counted.counts[$0], at: now) }
         let store = StateStore(path: options.statePath)
-        do {
-            if options.dryRun {
+        if options.dryRun {
+            do {
                 var state = try store.read()
-                await evaluate(&state, detections: detections, now: now, outcome: &outcome)
-            } else {
-                try await store.withLock(timeout: options.lockTimeout) { state in
-                    await retryPending(&state, outcome: &outcome)
-                    await evaluate(&state, detections: detections, now: now, outcome: &outcome)
-                    state.pruneMutes(at: now)
-                    state.lastRun = options.now.rfc3339
-                }
+                let due = evaluate(&state, detections: detections, now: now, outcome: &outcome)
+                for delivery in due { show(delivery, outcome: &outcome) }
+            } catch {
+                outcome.problems.append("\(error)")
+                outcome.status = .stateError
             }
-        } catch let failure as StateStore.Failure {
+            return outcome
+        }
+        // 1. Under the lock: evaluate, update the incidents, and claim what is to be delivered.
+        let due: [Delivery]
+        do {
+            due = try await store.withLock(timeout: options.lockTimeout) { state in
+                let wall = Self.wallClock()
+                var due = claimPending(&state, wallClock: wall, outcome: &outcome)
+                due += evaluate(&state, detections: detections, now: now, outcome: &outcome)
+                let claim = wall + claimLength(of: due)
+                for d in due where !d.isRefresh {
+                    if let i = state.pending.firstIndex(where: { $0.id == d.id }) {
+                        state.pending[i].claimedUntil = claim
+                    } else {
+                        state.pending.append(PendingDelivery(
+                            id: d.id, notifier: d.notifier.name, notification: d.notification, attempts: 0, lastError: "", claimedUntil: claim))
+                    }
+                }
+                state.pruneMutes(at: now)
+                state.lastRun = options.now.rfc3339
+                return due
+            }
+        } catch {
+            record(stateFailure: error, outcome: &outcome)
+            return outcome
+        }
+        guard !due.isEmpty else { return outcome }
+        // 2. Deliver without the lock: an overlapping run evaluates meanwhile and leaves claimed deliveries alone.
+        var results: [(Delivery, NotificationSender.Outcome)] = []
+        for delivery in due { results.append((delivery, await deliver(delivery, outcome: &outcome))) }
+        // 3. Under the lock again, on the state as it is now: record what was delivered and what failed.
+        do {
+            try await store.withLock(timeout: options.lockTimeout) { state in
+                for (delivery, result) in results { record(result, of: delivery, in: &state, outcome: &outcome) }
+                capPending(&state, outcome: &outcome)
+            }
+        } catch {
+            outcome.problems.append("the outcome of \(results.count) deliver\(results.count == 1 ? "y" : "ies") could not be recorded; undelivered ones are retried once their claim expires")
+            record(stateFailure: error, outcome: &outcome)
+        }
+        return outcome
+    }
+
+    private func record(stateFailure error: any Error, outcome: inout Outcome) {
+        if let failure = error as? StateStore.Failure {
             outcome.problems.append(failure.description)
             outcome.status = failure.isLockTimeout ? .locked : .stateError
-        } catch {
+        } else {
             outcome.problems.append("state: \(error)")
             outcome.status = .stateError
         }
-        return outcome
     }
 
     /// What failed in a rule's evidence window: read only when a page is due, so routine runs skip it.
@@ -133,8 +173,10 @@ public struct AlertRunner: Sendable {
         return WindowedFailureCounter(rules: [rule], ranges: [range], evidenceRanges: [range]).count(paths: [options.traceDirectory]).evidence[0]
     }
 
-    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, outcome: inout Outcome) async {
+    /// Advances every rule's incident; returns the deliveries its notifications need.
+    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, outcome: inout Outcome) -> [Delivery] {
         let stamp = options.now.rfc3339
+        var due: [Delivery] = []
         for (i, rule) in rules.rules.enumerated() {
             let detection = detections[i]
             let (transition, notification) = IncidentTracker.advance(
@@ -153,60 +195,51 @@ public struct AlertRunner: Sendable {
                     outcome.lines.append("\(stamp) \(rule.name) \(transition.rawValue): \(detection.headline.map(Self.describe) ?? "no traffic")")
                 }
             }
-            guard let notification else { continue }
-            for name in rule.notify {
-                guard let notifier = rules.notifiers[name] else { continue }
-                if notification.action == .resolve, !notifier.sendResolved { continue }
-                await send(notification, via: notifier, state: &state, outcome: &outcome, previousAttempts: 0)
+            if let notification {
+                for name in rule.notify {
+                    guard let notifier = rules.notifiers[name] else { continue }
+                    if notification.action == .resolve, !notifier.sendResolved { continue }
+                    due.append(Delivery(notifier: notifier, notification: notification))
+                }
+            } else if let open = state.incidents[rule.name], open.lastTriggered != nil {
+                due += alertmanagerRefreshes(of: open, rule: rule, at: now)
             }
         }
+        return due
     }
 
-    private func retryPending(_ state: inout AlertState, outcome: inout Outcome) async {
-        let pending = state.pending
-        state.pending = []
-        for item in pending {
+    /// Alertmanager expects a firing alert to be re-sent before its `endsAt`: one re-send per run
+    /// while the incident is open (firing, recovering or muted after it paged).
+    private func alertmanagerRefreshes(of incident: Incident, rule: AlertRule, at now: Int64) -> [Delivery] {
+        let targets = rule.notify.compactMap { rules.notifiers[$0] }.filter { $0.kind == .alertmanager }
+        guard !targets.isEmpty else { return [] }
+        let since = TraceTimestamp(millisecondsSince1970: incident.started - rule.evidenceWindow.milliseconds)
+        let refresh = AlertNotification(
+            action: .trigger, rule: rule.name, incidentID: incident.id, severity: rule.severity,
+            summary: incident.summary ?? "\(rule.name) firing", timestamp: .init(millisecondsSince1970: now), isRepeat: true,
+            scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started),
+            reportCommand: "apitrace report --since \(since.rfc3339) \(AlertEvidence.shellQuoted(options.traceDirectory))")
+        return targets.map { Delivery(notifier: $0, notification: refresh, isRefresh: true) }
+    }
+
+    /// Takes the failed deliveries of earlier runs that no run is delivering now.
+    private func claimPending(_ state: inout AlertState, wallClock: Int64, outcome: inout Outcome) -> [Delivery] {
+        for i in state.pending.indices where state.pending[i].id == nil { state.pending[i].id = UUID().uuidString }  // older state files
+        var due: [Delivery] = []
+        state.pending.removeAll { item in
+            guard !item.isClaimed(at: wallClock) else { return false }
             guard let notifier = rules.notifiers[item.notifier] else {
                 outcome.problems.append("dropped an undelivered \(item.notification.action.rawValue) of \(item.notification.rule): notifier \(item.notifier) is no longer in the rules file")
-                continue
+                return true
             }
-            outcome.lines.append("\(options.now.rfc3339) \(item.notification.rule) RETRY \(item.notification.action.rawValue) \(item.notification.incidentID) (failed \(item.attempts) time\(item.attempts == 1 ? "" : "s") before)")
-            await send(item.notification, via: notifier, state: &state, outcome: &outcome, previousAttempts: item.attempts)
-        }
-    }
-
-    private func send(_ notification: AlertNotification, via notifier: NotifierConfiguration, state: inout AlertState, outcome: inout Outcome, previousAttempts: Int) async {
-        var environment = options.environment
-        if options.dryRun {
-            for variable in [notifier.routingKeyEnvironmentVariable, notifier.urlEnvironmentVariable].compactMap({ $0 }) where (environment[variable] ?? "").isEmpty {
-                environment[variable] = "https://unset.invalid/"
+            let previous = item.attempts
+            if previous > 0 {
+                outcome.lines.append("\(options.now.rfc3339) \(item.notification.rule) RETRY \(item.notification.action.rawValue) \(item.notification.incidentID) (failed \(previous) time\(previous == 1 ? "" : "s") before)")
             }
+            due.append(Delivery(id: item.id!, notifier: notifier, notification: item.notification, previousAttempts: previous))
+            return false
         }
-        let request: NotificationRequest
-        do {
-            request = try NotificationRequest(notification, for: notifier, environment: environment, source: options.source)
-        } catch {
-            outcome.problems.append(error.description)
-            outcome.status = .configurationError
-            return
-        }
-        if options.dryRun {
-            outcome.lines.append("  would send to \(notifier.name) (\(notifier.kind.rawValue), \(request.displayDestination)):")
-            outcome.lines.append("  " + String(decoding: request.redactedBody, as: UTF8.self))
-            return
-        }
-        let result = await options.sender.deliver(request)
-        switch result {
-        case .delivered(let attempts):
-            outcome.lines.append("  -> \(notifier.name) (\(notifier.kind.rawValue)): delivered\(attempts > 1 ? " after \(attempts) attempts" : "")")
-        case .failed(let attempts, let reason):
-            outcome.problems.append("\(notifier.name): delivery of \(notification.action.rawValue) for \(notification.rule) failed (\(reason)); kept for the next run")
-            state.pending.append(PendingDelivery(notifier: notifier.name, notification: notification, attempts: previousAttempts + attempts, lastError: reason))
-            if outcome.status == .ok { outcome.status = .deliveryFailed }
-        case .rejected(let reason):
-            outcome.problems.append("\(notifier.name): \(notification.action.rawValue) for \(notification.rule) refused (\(reason)); not retried: check the notifier's key or URL")
-            if outcome.status == .ok { outcome.status = .deliveryFailed }
-        }
+        return due
     }
 
     static func describe(_ c: Detection.WindowCheck) -> String {
