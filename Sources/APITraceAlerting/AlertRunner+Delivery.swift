@@ -16,6 +16,11 @@ extension AlertRunner {
         var previousAttempts = 0
         /// An Alertmanager re-send of a firing alert: the next run sends a fresh one, so a failure is not kept.
         var isRefresh = false
+
+        /// Deliveries with the same key go out in order: one incident to one notifier.
+        var orderKey: String { Self.orderKey(notifier.name, notification.incidentID) }
+        static func orderKey(_ notifier: String, _ incident: String) -> String { notifier + "\u{1}" + incident }
+        static func orderKey(_ pending: PendingDelivery) -> String { orderKey(pending.notifier, pending.notification.incidentID) }
     }
 
     /// Now on this machine's clock (ms since 1970): claims must outlast real deliveries, whatever `--now` says.

@@ -123,6 +123,15 @@ public struct AlertRunner: Sendable {
                 let wall = Self.wallClock()
                 var due = claimPending(&state, wallClock: wall, outcome: &outcome)
                 due += evaluate(&state, detections: detections, now: now, outcome: &outcome)
+                // One incident's notifications reach a notifier in order: none overtakes an earlier one
+                // that another run is delivering (a resolve before its trigger would leave a page open).
+                let mine = Set(due.map(\.id))
+                let busy = Set(state.pending.filter { $0.isClaimed(at: wall) && !mine.contains($0.id ?? "") }.map(Delivery.orderKey))
+                let waiting = due.filter { !$0.isRefresh && busy.contains($0.orderKey) }
+                for d in waiting where !state.pending.contains(where: { $0.id == d.id }) {
+                    state.pending.append(PendingDelivery(id: d.id, notifier: d.notifier.name, notification: d.notification, attempts: 0, lastError: ""))
+                }
+                due.removeAll { d in waiting.contains { $0.id == d.id } }
                 let claim = wall + claimLength(of: due)
                 for d in due where !d.isRefresh {
                     if let i = state.pending.firstIndex(where: { $0.id == d.id }) {
@@ -143,7 +152,16 @@ public struct AlertRunner: Sendable {
         guard !due.isEmpty else { return outcome }
         // 2. Deliver without the lock: an overlapping run evaluates meanwhile and leaves claimed deliveries alone.
         var results: [(Delivery, NotificationSender.Outcome)] = []
-        for delivery in due { results.append((delivery, await deliver(delivery, outcome: &outcome))) }
+        var undelivered = Set<String>()
+        for delivery in due {
+            if !delivery.isRefresh, undelivered.contains(delivery.orderKey) {
+                results.append((delivery, .failed(attempts: 0, reason: "an earlier notification of this incident to \(delivery.notifier.name) is not delivered yet; sent after it")))
+                continue
+            }
+            let result = await deliver(delivery, outcome: &outcome)
+            if case .delivered = result {} else if !delivery.isRefresh { undelivered.insert(delivery.orderKey) }
+            results.append((delivery, result))
+        }
         // 3. Under the lock again, on the state as it is now: record what was delivered and what failed.
         do {
             try await store.withLock(timeout: options.lockTimeout) { state in

@@ -104,6 +104,40 @@ import Testing
         }
     }
 
+    @Test func aResolveNeverOvertakesItsUndeliveredTrigger() async throws {
+        let dir = TemporaryDirectory()
+        _ = try AlertCommandTests.spikeTraces(in: dir)
+        try await Receiver.with { receiver in
+            // Triggers (with evidence, large) fail; resolves (small) would pass: sent alone, a resolve
+            // would reach PagerDuty before its trigger and the late trigger would open a page nobody resolves.
+            receiver.refuseBodies(to: "/v2/enqueue", largerThan: 400, with: .init(status: 503, body: "down"))
+            let rules = try TraceFixture.rules("""
+                rules:
+                  - {name: api-errors, slo: 0.99, notify: [oncall]}
+                notifiers:
+                  oncall: {type: pagerduty, routing_key_env: PD_ROUTING_KEY, url: "\(receiver.url("/v2/enqueue"))", max_attempts: 1}
+                """, in: dir)
+            var resolvedAt: Int64?
+            for minute: Int64 in [0, 5, 10, 15, 20, 25, 30] {
+                let run = try await alert(dir, rules, at: minute)
+                #expect(run.status == 1)
+                if run.stdout.contains("RESOLVED") { resolvedAt = minute }
+            }
+            #expect(resolvedAt != nil)
+            #expect(receiver.requests(to: "/v2/enqueue").allSatisfy { $0.json["event_action"] as? String == "trigger" })
+            var s = try state(dir)
+            #expect(s.pending.map(\.notification.action) == [.trigger, .resolve])
+            // The service recovers: the next run sends the trigger, then the resolve.
+            receiver.refuseBodies(to: "/v2/enqueue", largerThan: Int.max, with: .init(status: 503, body: "down"))
+            let before = receiver.requests(to: "/v2/enqueue").count
+            let run = try await alert(dir, rules, at: 31)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(receiver.requests(to: "/v2/enqueue").dropFirst(before).map { $0.json["event_action"] as? String } == ["trigger", "resolve"])
+            s = try state(dir)
+            #expect(s.pending.isEmpty && s.closed.last?.pages == 1)
+        }
+    }
+
     @Test func slackTextFromTracesIsEscapedSoItCannotPingOrLink() async throws {
         let dir = TemporaryDirectory()
         var traffic: [TraceFixture.Traffic] = [.init(from: -360, to: -30, perMinute: 60, failureRatio: 0.005)]
