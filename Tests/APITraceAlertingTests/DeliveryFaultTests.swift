@@ -138,6 +138,24 @@ import Testing
         }
     }
 
+    @Test func aReceiverThatNeverAnswersIsBoundedByTheNotifiersTimeout() async throws {
+        let dir = TemporaryDirectory()
+        _ = try AlertCommandTests.spikeTraces(in: dir)
+        try await Receiver.with { receiver in
+            receiver.script("/v2/enqueue", [.init(status: 202, body: "{}", delay: .seconds(60))])
+            let rules = try TraceFixture.rules("""
+                rules:
+                  - {name: api-errors, slo: 0.99, notify: [oncall]}
+                notifiers:
+                  oncall: {type: pagerduty, routing_key_env: PD_ROUTING_KEY, url: "\(receiver.url("/v2/enqueue"))", max_attempts: 1, timeout: 2s}
+                """, in: dir)
+            let run = try await alert(dir, rules, at: 0)
+            #expect(run.status == 1)
+            #expect(run.stderr.contains("network error (URLError -1001)") && run.stderr.contains("kept for the next run"), "\(run.stderr)")
+            #expect(try state(dir).pending.count == 1)
+        }
+    }
+
     @Test func slackTextFromTracesIsEscapedSoItCannotPingOrLink() async throws {
         let dir = TemporaryDirectory()
         var traffic: [TraceFixture.Traffic] = [.init(from: -360, to: -30, perMinute: 60, failureRatio: 0.005)]

@@ -19,6 +19,8 @@ final class Receiver: @unchecked Sendable {
         var status: Int
         var headers: [String: String] = [:]
         var body: String
+        /// Wait this long before answering (a receiver that hangs).
+        var delay: Duration = .zero
     }
 
     private let lock = NSLock()
@@ -64,6 +66,7 @@ final class Receiver: @unchecked Sendable {
                 receiver.received.append(Received(path: path, contentType: request.headers[.contentType], body: Data(bytes.readableBytesView)))
             }
             let reply = receiver.reply(for: path, size: bytes.readableBytes)
+            if reply.delay > .zero { try? await Task.sleep(for: reply.delay) }
             var headers = HTTPFields()
             for (name, value) in reply.headers { headers[HTTPField.Name(name)!] = value }
             return Response(status: .init(code: reply.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: reply.body)))
