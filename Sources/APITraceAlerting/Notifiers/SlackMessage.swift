@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// A Slack incoming-webhook message: `text` (the notification fallback) and `blocks`.
 ///
 /// Everything that comes from traces or the command line (routes, error identities, decode paths,
@@ -59,20 +61,9 @@ public struct SlackMessage: Sendable, Equatable, Encodable {
         blocks.append(Block(type: "context", elements: context.map { Text(text: Self.fitted($0)) }))
     }
 
-    /// `text` with the three characters Slack's mrkdwn treats as control characters escaped.
-    public static func escaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    /// `text` with the three characters Slack's mrkdwn treats as control characters escaped (and
+    /// control characters as spaces): the format module's one Slack escaping, ``TextEscaping``.
+    public static func escaped(_ text: String) -> String { TextEscaping.slack(text) }
 
     /// Escaped text cut to the block limit without splitting an `&amp;`-style entity.
     static func fitted(_ escaped: String, limit: Int = blockTextLimit) -> String {
