@@ -116,13 +116,16 @@ public struct AlertRunner: Sendable {
             }
             return outcome
         }
+        // The evidence of a page due is read from the traces before taking the lock, as the counts are:
+        // a peek at the state says which rules will page (under the lock, a rule the peek missed reads it then).
+        let tallies = evidenceLikelyNeeded(store: store, detections: detections, now: now)
         // 1. Under the lock: evaluate, update the incidents, and claim what is to be delivered.
         let due: [Delivery]
         do {
             due = try await store.withLock(timeout: options.lockTimeout) { state in
                 let wall = Self.wallClock()
                 var due = claimPending(&state, wallClock: wall, outcome: &outcome)
-                due += evaluate(&state, detections: detections, now: now, outcome: &outcome)
+                due += evaluate(&state, detections: detections, now: now, tallies: tallies, outcome: &outcome)
                 // One incident's notifications reach a notifier in order: none overtakes an earlier one
                 // that another run is delivering (a resolve before its trigger would leave a page open).
                 let mine = Set(due.map(\.id))
@@ -191,15 +194,33 @@ public struct AlertRunner: Sendable {
         return WindowedFailureCounter(rules: [rule], ranges: [range], evidenceRanges: [range]).count(paths: [options.traceDirectory]).evidence[0]
     }
 
+    /// The evidence tallies of the rules that would page if the state stays as it is now.
+    private func evidenceLikelyNeeded(store: StateStore, detections: [Detection], now: Int64) -> [String: EvidenceTally] {
+        guard var peek = try? store.read() else { return [:] }
+        var tallies: [String: EvidenceTally] = [:]
+        for (i, rule) in rules.rules.enumerated() {
+            var needed = false
+            _ = IncidentTracker.advance(&peek, rule: rule, detection: detections[i], evidence: {
+                needed = true
+                return AlertEvidence(rule: rule, detection: detections[i], tally: EvidenceTally(), traceDirectory: options.traceDirectory)
+            }, at: now)
+            if needed { tallies[rule.name] = evidence(for: rule, at: now) }
+        }
+        return tallies
+    }
+
     /// Advances every rule's incident; returns the deliveries its notifications need.
-    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, outcome: inout Outcome) -> [Delivery] {
+    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, tallies: [String: EvidenceTally] = [:],
+                          outcome: inout Outcome) -> [Delivery] {
         let stamp = options.now.rfc3339
         var due: [Delivery] = []
         for (i, rule) in rules.rules.enumerated() {
             let detection = detections[i]
             let (transition, notification) = IncidentTracker.advance(
                 &state, rule: rule, detection: detection,
-                evidence: { AlertEvidence(rule: rule, detection: detection, tally: evidence(for: rule, at: now), traceDirectory: options.traceDirectory) }, at: now)
+                evidence: {
+                    AlertEvidence(rule: rule, detection: detection, tally: tallies[rule.name] ?? evidence(for: rule, at: now), traceDirectory: options.traceDirectory)
+                }, at: now)
             outcome.transitions[rule.name] = transition
             let incident = state.incidents[rule.name]?.id ?? state.closed.last?.id ?? "-"
             switch transition {
