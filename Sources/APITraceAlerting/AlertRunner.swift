@@ -1,8 +1,9 @@
 import APITraceFormat
 import Foundation
 
-/// One `apitrace alert` evaluation: count the traces, detect, update incidents under the state
-/// lock, deliver pages, and say what happened in an exit status cron can act on.
+/// One `apitrace alert` evaluation: count the traces and detect (no lock); evaluate the incidents
+/// and claim the notifications due under the state lock; deliver them without the lock; record
+/// the outcome under the lock again; and say what happened in an exit status cron can act on.
 ///
 /// ```swift
 /// let rules = try AlertRules.load(path: "alert-rules.yaml")
