@@ -156,6 +156,35 @@ import Testing
         }
     }
 
+    @Test func aDeliveryClaimedByARunThatDiedIsTakenOverWhenTheClaimExpires() async throws {
+        let dir = TemporaryDirectory()
+        _ = try AlertCommandTests.spikeTraces(in: dir)
+        try await Receiver.with { receiver in
+            let rules = try AlertCommandTests.rules(receiver, in: dir)
+            #expect(try await alert(dir, rules, at: 0).status == 0)
+            // Make it look as if a run had claimed a repeat and then been killed mid-delivery.
+            let store = StateStore(path: dir.file("state.json"))
+            var s = try store.read()
+            let incident = try #require(s.incidents["api-errors"])
+            let repeatPage = AlertNotification(action: .trigger, rule: "api-errors", incidentID: incident.id, severity: .critical,
+                                               summary: "api-errors: still failing", timestamp: TraceFixture.at(minutes: 1), isRepeat: true)
+            let wall = Int64(Date().timeIntervalSince1970 * 1000)
+            s.pending = [PendingDelivery(id: "claimed-by-a-live-run", notifier: "oncall", notification: repeatPage, attempts: 0, lastError: "", claimedUntil: wall + 3_600_000)]
+            try store.write(s)
+            let busy = try await alert(dir, rules, at: 2)
+            #expect(busy.status == 0 && !busy.stdout.contains("delivered"))
+            #expect(receiver.requests(to: "/v2/enqueue").count == 1)  // a live claim is left alone
+            s = try store.read()
+            s.pending[0].claimedUntil = wall - 1
+            try store.write(s)
+            let takeover = try await alert(dir, rules, at: 3)
+            #expect(takeover.status == 0 && takeover.stdout.contains("-> oncall (pagerduty): delivered"), "\(takeover.stderr)")
+            let sent = receiver.requests(to: "/v2/enqueue")
+            #expect(sent.count == 2 && (sent[1].json["payload"] as? [String: Any])?["summary"] as? String == "api-errors: still failing")
+            #expect(try store.read().pending.isEmpty)
+        }
+    }
+
     @Test func slackTextFromTracesIsEscapedSoItCannotPingOrLink() async throws {
         let dir = TemporaryDirectory()
         var traffic: [TraceFixture.Traffic] = [.init(from: -360, to: -30, perMinute: 60, failureRatio: 0.005)]
