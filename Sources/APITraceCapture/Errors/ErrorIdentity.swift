@@ -35,7 +35,7 @@ public enum ErrorIdentity {
     /// The identity computed without ``TraceableError``: enum case, URL error name, domain and code, or type.
     public static func reflectedIdentity(of error: any Error) -> String {
         let type = Swift.type(of: error)
-        if let name = enumCaseName(error) {
+        if let name = EnumCaseName.of(error) {
             // Enum identities are cached by type and case: the hot path of `recordError`.
             let key = CaseKey(type: ObjectIdentifier(type), name: UInt(bitPattern: name))
             if let cached = caseIdentities.withLock({ $0[key] }) { return cached }
@@ -47,8 +47,15 @@ public enum ErrorIdentity {
             return identity
         }
         if let urlError = error as? URLError { return "URLError." + urlErrorName(urlError.code.rawValue) }
-        if Mirror(reflecting: error).displayStyle == .enum, let label = Mirror(reflecting: error).children.first?.label {
-            return typeName(of: error) + "." + label
+        let mirror = Mirror(reflecting: error)
+        if mirror.displayStyle == .enum {
+            // Only reached when the runtime's case-name function is missing (see `EnumCaseName`).
+            if let label = mirror.children.first?.label { return typeName(of: error) + "." + label }
+            let type = Swift.type(of: error) as Any.Type
+            if !(type is any CustomStringConvertible.Type), !(type is any CustomDebugStringConvertible.Type) {
+                let printed = String(describing: error)
+                if printed.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) { return typeName(of: error) + "." + printed }
+            }
         }
         if isNSError(error) {
             let ns = error as NSError
@@ -91,8 +98,3 @@ public enum ErrorIdentity {
     }
 }
 
-/// The runtime's name for the case of an enum value, payload or not, ignoring any custom
-/// description (what `print` uses); `nil` for values that are not enums. The pointer is to
-/// static metadata and stays valid.
-@_silgen_name("swift_EnumCaseName")
-private func enumCaseName<T>(_ value: T) -> UnsafePointer<CChar>?

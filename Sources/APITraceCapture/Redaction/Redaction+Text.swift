@@ -37,6 +37,30 @@ extension Redaction {
                     changed = true
                     continue
                 }
+                // A quoted label, as JSON and Swift's dictionary printing write them: `"X-Api-Key": "sk_live..."`.
+                if let quoted = quotedNameBefore(out), isSensitiveLabel(quoted) {
+                    out.append(c)
+                    i += 1
+                    while i < n, input[i] == UInt8(ascii: " ") || input[i] == UInt8(ascii: "\t") {
+                        out.append(input[i])
+                        i += 1
+                    }
+                    if i < n, input[i] == UInt8(ascii: "\"") || input[i] == UInt8(ascii: "'") {
+                        let quote = input[i]
+                        out.append(quote)
+                        out.append(contentsOf: hidden)
+                        i += 1
+                        while i < n, input[i] != quote {
+                            if input[i] == UInt8(ascii: "\\") { i += 1 }
+                            i += 1
+                        }
+                    } else {
+                        out.append(contentsOf: hidden)
+                        while i < n, !Self.endsValue(input[i]) { i += 1 }
+                    }
+                    changed = true
+                    continue
+                }
             case UInt8(ascii: "@"):
                 if let start = userInfoStart(out) {
                     out.removeSubrange(start...)
@@ -67,6 +91,15 @@ extension Redaction {
         while j > 0, Self.isNameByte(out[j - 1]) { j -= 1 }
         guard j < out.count else { return "" }
         return String(decoding: out[j...], as: UTF8.self)
+    }
+
+    /// The name inside the quotes `out` ends with (`"X-Api-Key"` or `'token'`), if it does.
+    private func quotedNameBefore(_ out: [UInt8]) -> String? {
+        guard let quote = out.last, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return nil }
+        var j = out.count - 1
+        while j > 0, Self.isNameByte(out[j - 1]) { j -= 1 }
+        guard j > 0, j < out.count - 1, out[j - 1] == quote else { return nil }
+        return String(decoding: out[j..<(out.count - 1)], as: UTF8.self)
     }
 
     /// Where user info starts when `out` ends inside `scheme://user:pass`.
