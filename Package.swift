@@ -6,8 +6,10 @@ import PackageDescription
 // A lower module never imports a higher one.
 let package = Package(
     name: "apitrace",
-    // Synchronization.Mutex needs macOS 15 and iOS 18.
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // Synchronization.Mutex (and Atomic) need macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2: the
+    // floors drop once every Mutex is the format module's own lock. Nothing else in the libraries
+    // is Linux- or macOS-only (Scripts/check-portability.sh checks), so every Apple platform is declared.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
