@@ -68,6 +68,32 @@ public enum ErrorIdentity {
         return typeName(of: error)
     }
 
+    /// The identity and the message (`String(describing:)`) of `error`, for `recordError`.
+    ///
+    /// Printing an enum case goes through the runtime's reflection, most of the cost of a recorded
+    /// error. For a case without payload and without a custom description the text is the case
+    /// name, a function of the case alone: it is cached with the identity.
+    static func identityAndMessage(of error: any Error) -> (identity: String, message: String) {
+        guard !(error is any TraceableError), let name = EnumCaseName.of(error) else {
+            return (of(error), String(describing: error))
+        }
+        let type = Swift.type(of: error) as Any.Type
+        let key = CaseKey(type: ObjectIdentifier(type), name: UInt(bitPattern: name))
+        if let cached = plainCases.withLock({ $0[key] }) { return cached }
+        let described = (identity: reflectedIdentity(of: error), message: String(describing: error))
+        let plain = !(type is any CustomStringConvertible.Type) && !(type is any CustomDebugStringConvertible.Type)
+            && !(type is any TextOutputStreamable.Type) && Mirror(reflecting: error).children.isEmpty
+        if plain {
+            plainCases.withLock { cache in
+                if cache.count > 4096 { cache.removeAll() }
+                cache[key] = described
+            }
+        }
+        return described
+    }
+
+    private static let plainCases = Mutex<[CaseKey: (identity: String, message: String)]>([:])
+
     private struct CaseKey: Hashable {
         var type: ObjectIdentifier
         var name: UInt

@@ -7,6 +7,8 @@ extension Redaction {
     /// // "https://[REDACTED]@api.example.com/a?api_key=[REDACTED]&page=2"
     /// ```
     public func redactText(_ text: String) -> String {
+        // Most text holds none of the bytes a secret's marker starts with: skip the copy.
+        guard text.utf8.contains(where: Self.mayStartSecret) else { return text }
         let input = Array(text.utf8)
         let hidden = Array(replacement.utf8)
         var out: [UInt8] = []
@@ -130,6 +132,11 @@ extension Redaction {
             if match, !Self.endsValue(input[i + bytes.count]) { return bytes.count }
         }
         return nil
+    }
+
+    /// `=`, `:` (also after a quoted label), `@` and `B`/`b` (Bearer, Basic) start every rule above.
+    static func mayStartSecret(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: "=") || b == UInt8(ascii: ":") || b == UInt8(ascii: "@") || b == UInt8(ascii: "B") || b == UInt8(ascii: "b")
     }
 
     static func isNameByte(_ b: UInt8) -> Bool {

@@ -16,7 +16,7 @@ extension Tracer {
         _ error: any Error, userInfo: [String: Any] = [:], route: String? = nil,
         file: String = #fileID, line: Int = #line
     ) {
-        let identity = ErrorIdentity.of(error)
+        let (identity, message) = ErrorIdentity.identityAndMessage(of: error)
         // The limit is checked before the message and user info are built, so a suppressed error costs little.
         var suppressed: Int?
         if let errorLimiter {
@@ -27,7 +27,6 @@ extension Tracer {
         }
         var info: [String: String] = [:]
         for (key, value) in userInfo { info[key] = String(describing: value) }
-        let message = String(describing: error)
         let written = submit(TraceEvent(.error(.init(
             identity: identity, message: message, userInfo: info, underlying: ErrorIdentity.underlyingChain(of: error),
             route: route, file: file, line: line, suppressed: suppressed
