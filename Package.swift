@@ -6,10 +6,11 @@ import PackageDescription
 // A lower module never imports a higher one.
 let package = Package(
     name: "apitrace",
-    // Synchronization.Mutex (and Atomic) need macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2: the
-    // floors drop once every Mutex is the format module's own lock. Nothing else in the libraries
-    // is Linux- or macOS-only (Scripts/check-portability.sh checks), so every Apple platform is declared.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The floors are what the code needs: ContinuousClock and Duration (macOS 13, iOS 16, tvOS 16,
+    // watchOS 9); locks are the format module's `Locked`, not Synchronization.Mutex (macOS 15 / iOS 18).
+    // Nothing in the libraries is Linux-only outside `#if` (Scripts/check-portability.sh checks).
+    // Inferred, not built: this machine cannot build for Apple platforms.
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
@@ -284,6 +285,10 @@ let package = Package(
         .testTarget(
             name: "APITraceAnalysisTests",
             dependencies: ["APITraceAnalysis", "APITraceFormat"]
+        ),
+        .testTarget(
+            name: "APITraceCLITests",
+            dependencies: ["APITraceTestSupport", "APITraceFormat", "apitrace"]
         ),
         .executableTarget(
             name: "trace-uploader-fixture",

@@ -1,19 +1,22 @@
 import APITraceCapture
-import Foundation
+import APITraceFormat
 import Instrumentation
 import Tracing
 
 /// A span started by ``RequestSpanTracer``: keeps what the instrumented library sets and, when it
 /// ends, records a `request` event if it is an HTTP client span. Every call is also passed to the
 /// forwarded tracer's span, when there is one.
-public final class RequestSpan: Tracing.Span, @unchecked Sendable {
-    // @unchecked: every mutable field is behind `lock`.
-    private let lock = NSLock()
-    private var name: String
-    private var storedAttributes: SpanAttributes = [:]
-    private var errors: [any Error] = []
-    private var status: SpanStatus?
-    private var ended = false
+public final class RequestSpan: Tracing.Span, Sendable {
+    private struct State: @unchecked Sendable {
+        // @unchecked: span attributes and recorded errors are not Sendable; they stay behind the lock.
+        var name: String
+        var attributes: SpanAttributes = [:]
+        var errors: [any Error] = []
+        var status: SpanStatus?
+        var ended = false
+    }
+
+    private let state: Locked<State>
 
     /// The span's kind.
     public let kind: SpanKind
@@ -28,7 +31,7 @@ public final class RequestSpan: Tracing.Span, @unchecked Sendable {
         operationName: String, kind: SpanKind, context: ServiceContext, traceParent: TraceParent,
         startedAt: ContinuousClock.Instant, forwarded: (any Tracing.Span)?, tracer: RequestSpanTracer
     ) {
-        self.name = operationName
+        self.state = Locked(State(name: operationName))
         self.kind = kind
         self.context = context
         self.traceParent = traceParent
@@ -38,25 +41,25 @@ public final class RequestSpan: Tracing.Span, @unchecked Sendable {
     }
 
     public var operationName: String {
-        get { lock.withLock { name } }
+        get { state.withLock { $0.name } }
         set {
-            lock.withLock { name = newValue }
+            state.withLock { $0.name = newValue }
             forwarded?.operationName = newValue
         }
     }
 
     public var attributes: SpanAttributes {
-        get { lock.withLock { storedAttributes } }
+        get { state.withLock { $0.attributes } }
         set {
-            lock.withLock { storedAttributes = newValue }
+            state.withLock { $0.attributes = newValue }
             forwarded?.attributes = newValue
         }
     }
 
-    public var isRecording: Bool { lock.withLock { !ended } }
+    public var isRecording: Bool { state.withLock { !$0.ended } }
 
     public func setStatus(_ status: SpanStatus) {
-        lock.withLock { self.status = status }
+        state.withLock { $0.status = status }
         forwarded?.setStatus(status)
     }
 
@@ -65,7 +68,7 @@ public final class RequestSpan: Tracing.Span, @unchecked Sendable {
     }
 
     public func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
-        lock.withLock { errors.append(error) }
+        state.withLock { $0.errors.append(error) }
         forwarded?.recordError(error, attributes: attributes, at: instant())
     }
 
@@ -75,10 +78,10 @@ public final class RequestSpan: Tracing.Span, @unchecked Sendable {
 
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
         let end = ContinuousClock.now
-        let snapshot: (SpanAttributes, [any Error], String)? = lock.withLock {
-            guard !ended else { return nil }
-            ended = true
-            return (storedAttributes, errors, name)
+        let snapshot: (SpanAttributes, [any Error], String)? = state.withLock { state in
+            guard !state.ended else { return nil }
+            state.ended = true
+            return (state.attributes, state.errors, state.name)
         }
         forwarded?.end(at: instant())
         guard let (attributes, errors, name) = snapshot, kind == .client else { return }

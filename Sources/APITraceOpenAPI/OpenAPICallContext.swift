@@ -1,15 +1,13 @@
-import Foundation
+import APITraceFormat
 
 /// What ``TracingClientMiddleware`` learned about the operation running in this task, read by
 /// ``APITraceCapture/Tracer/recordingDecodeFailures(entity:_:)`` when the response fails to decode.
-final class OpenAPICallContext: @unchecked Sendable {
-    // @unchecked: the fields are behind `lock`.
-    private let lock = NSLock()
-    private var storedRoute: String?
+final class OpenAPICallContext: Sendable {
+    private let storedRoute = Locked<String?>(nil)
 
     var route: String? {
-        get { lock.withLock { storedRoute } }
-        set { lock.withLock { storedRoute = newValue } }
+        get { storedRoute.withLock { $0 } }
+        set { storedRoute.withLock { $0 = newValue } }
     }
 
     @TaskLocal static var current: OpenAPICallContext?

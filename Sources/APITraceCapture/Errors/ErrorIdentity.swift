@@ -1,5 +1,5 @@
+import APITraceFormat
 import Foundation
-import Synchronization
 
 /// Stable, low-cardinality names for errors, as written in `identity`, `underlying` and a request's `error`.
 ///
@@ -92,14 +92,14 @@ public enum ErrorIdentity {
         return described
     }
 
-    private static let plainCases = Mutex<[CaseKey: (identity: String, message: String)]>([:])
+    private static let plainCases = Locked<[CaseKey: (identity: String, message: String)]>([:])
 
     private struct CaseKey: Hashable {
         var type: ObjectIdentifier
         var name: UInt
     }
 
-    private static let caseIdentities = Mutex<[CaseKey: String]>([:])
+    private static let caseIdentities = Locked<[CaseKey: String]>([:])
 
     /// The type's name without the module, such as `APIClient.Failure` for a nested type.
     static func typeName(of error: any Error) -> String {

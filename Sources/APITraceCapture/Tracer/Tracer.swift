@@ -1,5 +1,4 @@
 import APITraceFormat
-import Synchronization
 
 /// Owns the configuration and the sinks that events go to. Set one up once with ``bootstrap(_:)``,
 /// or pass instances around in code that avoids globals.
@@ -128,7 +127,7 @@ public final class Tracer: Sendable {
         failure.entity + " " + failure.kind.rawValue + " " + failure.pathPattern
     }
 
-    private static let global = Mutex<Tracer>(Tracer(sinks: []))
+    private static let global = Locked<Tracer>(Tracer(sinks: []))
 
     /// The tracer set with ``bootstrap(_:)``; until then, one that records nothing.
     public static var shared: Tracer { global.withLock { $0 } }

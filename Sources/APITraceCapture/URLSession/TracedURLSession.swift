@@ -186,25 +186,28 @@ public final class TracedURLSession: Sendable {
 }
 
 /// Holds a task so that Swift task cancellation can reach it.
-final class CancellableTask: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: URLSessionTask?
-    private var cancelled = false
+final class CancellableTask: Sendable {
+    private struct State {
+        var task: URLSessionTask?
+        var cancelled = false
+    }
 
-    var isCancelled: Bool { lock.withLock { cancelled } }
+    private let state = Locked(State())
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     func set(_ task: URLSessionTask) {
-        let cancel = lock.withLock {
-            self.task = task
-            return cancelled
+        let cancel = state.withLock { state in
+            state.task = task
+            return state.cancelled
         }
         if cancel { task.cancel() }
     }
 
     func cancel() {
-        let task = lock.withLock {
-            cancelled = true
-            return self.task
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
         }
         task?.cancel()
     }
