@@ -54,6 +54,19 @@ public final class RequestSpan: Tracing.Span, Sendable {
             state.withLock { $0.attributes = newValue }
             forwarded?.attributes = newValue
         }
+        // `span.attributes[key] = value` (how instrumented libraries write) would otherwise copy every
+        // attribute per write: the value is taken out while the caller changes it.
+        _modify {
+            var attributes = state.withLock { state in
+                defer { state.attributes = [:] }
+                return state.attributes
+            }
+            defer {
+                state.withLock { $0.attributes = attributes }
+                forwarded?.attributes = attributes
+            }
+            yield &attributes
+        }
     }
 
     public var isRecording: Bool { state.withLock { !$0.ended } }

@@ -62,7 +62,7 @@ public final class RequestSpanTracer: Tracing.Tracer {
         if let forwarded, let theirs = forwarded.context.traceParent(through: forwardingTo) {
             traceParent = theirs
         } else if let parent = parentContext.traceParent(through: forwardingTo) {
-            traceParent = TraceParent(traceID: parent.traceID, parentID: TraceParent.random().parentID, flags: parent.flags)
+            traceParent = TraceParent.child(of: parent)
         } else {
             traceParent = TraceParent.random()
         }

@@ -68,26 +68,25 @@ public enum ErrorIdentity {
         return typeName(of: error)
     }
 
-    /// The identity and the message (`String(describing:)`) of `error`, for `recordError`.
+    /// The identity and message of an enum case that has no payload, no custom description and
+    /// wraps nothing (not a `TraceableError` or `CustomNSError`); `nil` for any other error.
     ///
-    /// Printing an enum case goes through the runtime's reflection, most of the cost of a recorded
-    /// error. For a case without payload and without a custom description the text is the case
-    /// name, a function of the case alone: it is cached with the identity.
-    static func identityAndMessage(of error: any Error) -> (identity: String, message: String) {
-        guard !(error is any TraceableError), let name = EnumCaseName.of(error) else {
-            return (of(error), String(describing: error))
-        }
+    /// Printing an enum case goes through the runtime's reflection, and each protocol cast costs a
+    /// conformance lookup: most of the cost of a recorded error. For such a case both texts are a
+    /// function of the case alone, so they are computed once per type and case.
+    static func plainCase(_ error: any Error) -> (identity: String, message: String)? {
+        guard let name = EnumCaseName.of(error) else { return nil }
         let type = Swift.type(of: error) as Any.Type
         let key = CaseKey(type: ObjectIdentifier(type), name: UInt(bitPattern: name))
         if let cached = plainCases.withLock({ $0[key] }) { return cached }
-        let described = (identity: reflectedIdentity(of: error), message: String(describing: error))
-        let plain = !(type is any CustomStringConvertible.Type) && !(type is any CustomDebugStringConvertible.Type)
+        let plain = !(error is any TraceableError) && !(error is any CustomNSError)
+            && !(type is any CustomStringConvertible.Type) && !(type is any CustomDebugStringConvertible.Type)
             && !(type is any TextOutputStreamable.Type) && Mirror(reflecting: error).children.isEmpty
-        if plain {
-            plainCases.withLock { cache in
-                if cache.count > 4096 { cache.removeAll() }
-                cache[key] = described
-            }
+        guard plain else { return nil }
+        let described = (identity: of(error), message: String(describing: error))
+        plainCases.withLock { cache in
+            if cache.count > 4096 { cache.removeAll() }
+            cache[key] = described
         }
         return described
     }

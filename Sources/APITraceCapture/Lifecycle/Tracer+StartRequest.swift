@@ -50,6 +50,6 @@ extension Tracer {
     /// A `traceparent` for an outgoing request: same trace as the caller's context, new span id; or a new trace.
     func childTraceParent() -> TraceParent {
         guard let provider = traceContext, let current = provider.current() else { return TraceParent.random() }
-        return TraceParent(traceID: current.traceID, parentID: TraceParent.random().parentID, flags: current.flags)
+        return TraceParent.child(of: current)
     }
 }
