@@ -23,6 +23,20 @@ struct ClientOutcomeIdentityTests {
         #expect(ErrorIdentity.of(NSError(domain: NSURLErrorDomain, code: code.rawValue)) == identity)
     }
 
+    @Test("Linux's form of a device without a network is URLError.notConnectedToInternet, as on Apple platforms")
+    func linuxOffline() {
+        // What FoundationNetworking threw in a network namespace with no route (probe, 2026-11-23).
+        let offline = URLError(URLError.Code.unknown, userInfo: [
+            NSLocalizedDescriptionKey: "Failed to connect to 10.9.9.9 port 80 after 0 ms: Couldn't connect to server",
+        ])
+        #expect(ErrorIdentity.of(offline) == "URLError.notConnectedToInternet")
+        #expect(ErrorIdentity.of(URLError(URLError.Code.unknown)) == "URLError.unknown")
+        let refused = URLError(URLError.Code.cannotConnectToHost, userInfo: [
+            NSLocalizedDescriptionKey: "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server",
+        ])
+        #expect(ErrorIdentity.of(refused) == "URLError.cannotConnectToHost")
+    }
+
     @Test("CancellationError is CancellationError, also through a request's fail")
     func cancellation() {
         #expect(ErrorIdentity.of(CancellationError()) == "CancellationError")

@@ -46,7 +46,10 @@ public enum ErrorIdentity {
             }
             return identity
         }
-        if let urlError = error as? URLError { return "URLError." + urlErrorName(urlError.code.rawValue) }
+        if let urlError = error as? URLError {
+            if isLinuxOffline(urlError) { return "URLError.notConnectedToInternet" }
+            return "URLError." + urlErrorName(urlError.code.rawValue)
+        }
         let mirror = Mirror(reflecting: error)
         if mirror.displayStyle == .enum {
             // Only reached when the runtime's case-name function is missing (see `EnumCaseName`).
@@ -105,6 +108,18 @@ public enum ErrorIdentity {
         let full = String(reflecting: Swift.type(of: error))
         guard let dot = full.firstIndex(of: "."), !full[..<dot].contains("<") else { return full }
         return String(full[full.index(after: dot)...])
+    }
+
+    /// Whether `error` is how Linux's FoundationNetworking reports a device without a network.
+    ///
+    /// Where Apple platforms say `notConnectedToInternet`, libcurl under FoundationNetworking fails
+    /// the connect with "Couldn't connect to server" and the code `unknown` (-1), seen with no
+    /// route and with the interface down; a refused connection is `cannotConnectToHost` and a
+    /// timeout `timedOut`. Both forms get the same identity.
+    static func isLinuxOffline(_ error: URLError) -> Bool {
+        guard error.code.rawValue == -1 else { return false }
+        let description = (error as NSError).userInfo[NSLocalizedDescriptionKey] as? String ?? error.localizedDescription
+        return description.hasSuffix("Couldn't connect to server")
     }
 
     private static func isNSError(_ error: any Error) -> Bool {
