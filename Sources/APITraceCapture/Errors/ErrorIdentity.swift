@@ -105,7 +105,14 @@ public enum ErrorIdentity {
 
     /// The type's name without the module, such as `APIClient.Failure` for a nested type.
     static func typeName(of error: any Error) -> String {
-        let full = String(reflecting: Swift.type(of: error))
+        var full = String(reflecting: Swift.type(of: error))
+        // Types declared inside a function print as `(unknown context at $55c9544d8770)`: an address
+        // that changes per run would make a new identity per run.
+        while let start = full.range(of: "(unknown context at $"), let end = full[start.upperBound...].firstIndex(of: ")") {
+            var after = full.index(after: end)
+            if after < full.endIndex, full[after] == "." { after = full.index(after: after) }
+            full.removeSubrange(start.lowerBound..<after)
+        }
         guard let dot = full.firstIndex(of: "."), !full[..<dot].contains("<") else { return full }
         return String(full[full.index(after: dot)...])
     }
