@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the reference tools some tests check apitrace's output against, when they are missing:
-# Prometheus Alertmanager, prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
+# Prometheus Alertmanager, Prometheus (promtool), prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
 # collection queries. Run once before `swift test` (CI does, from .ci/run).
 set -eu
 
@@ -11,6 +11,15 @@ if ! command -v prometheus-alertmanager >/dev/null 2>&1 && command -v apt-get >/
   if [ "${APT_UPDATED:-0}" != 1 ]; then apt-get update -qq >/dev/null 2>&1 || true; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-alertmanager >/dev/null 2>&1 ||
     echo "note: could not install prometheus-alertmanager; the Alertmanager test will be skipped" >&2
+fi
+
+# Prometheus (Debian package `prometheus`) for promtool, which checks and unit-tests the rules of
+# `apitrace rules --format prometheus`, and for the tests that run a real Prometheus on 127.0.0.1.
+# Only installed when missing; the package's service is not started (no init system in CI).
+if ! command -v promtool >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  if [ "${APT_UPDATED:-0}" != 1 ]; then apt-get update -qq >/dev/null 2>&1 || true; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null 2>&1 ||
+    echo "note: could not install prometheus; the promtool and Prometheus tests will be skipped" >&2
 fi
 
 if python3 -c 'import prometheus_client, duckdb, chdb' 2>/dev/null; then

@@ -21,7 +21,7 @@ struct GrafanaDashboardTests {
             TraceEvent(timestamp: t, .error(.init(identity: "E.e", message: ""))),
             TraceEvent(timestamp: t, .sse(.init(phase: .reconnect, route: "/s"))),
             TraceEvent(timestamp: t, .dropped(.init(count: 1, reason: "buffer_full"))),
-        ] { exporter.add(event) }
+        ] { exporter.add(event, appVersion: "2.1.0") }
         var metrics = Set<String>(), labels = Set<String>()
         for line in exporter.text().split(separator: "\n") where !line.hasPrefix("#") {
             let name = line.prefix { $0 != "{" && $0 != " " }
@@ -61,6 +61,23 @@ struct GrafanaDashboardTests {
                 #expect(labels.contains(label), "label \(label) in `\(expr)` is not exported")
             }
         }
+        // Route and app version variables, whose values come from labels the exporter writes, filter
+        // every panel on request series.
+        let variables = try #require((dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]])
+        #expect(Set(variables.compactMap { $0["name"] as? String }) == ["route", "app_version"])
+        let valuesPattern = try Regex(#"label_values\(([a-z_]+), ([a-z_]+)\)"#)
+        for variable in variables {
+            let query = try #require(variable["definition"] as? String)
+            let match = try #require(query.firstMatch(of: valuesPattern), "\(query)")
+            #expect(metrics.contains(String(match.output[1].substring!)), "\(query)")
+            #expect(labels.contains(String(match.output[2].substring!)), "\(query)")
+        }
+        for expr in expressions where expr.contains("apitrace_http_client_requests_total") || expr.contains("http_client_request_duration_seconds") {
+            #expect(expr.contains(#"url_template=~"$route""#) && expr.contains(#"app_version=~"$app_version""#), "not filtered by the variables: \(expr)")
+        }
+        #expect(expressions.contains { $0.contains("sum by (outcome)") }, "no error ratio by outcome class")
+        #expect(expressions.contains { $0.contains("by (le, app_version)") || $0.contains("sum by (app_version)") }, "no comparison of app versions")
+
         // And the dashboard shows every family but the histogram's count and sum.
         let families = metrics.filter { !$0.hasSuffix("_count") && !$0.hasSuffix("_sum") }
         #expect(families.isSubset(of: used), "not on the dashboard: \(families.subtracting(used))")

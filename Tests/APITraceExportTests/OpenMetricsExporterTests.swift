@@ -56,7 +56,7 @@ struct OpenMetricsExporterTests {
     @Test("the reference OpenMetrics parser accepts the text and reads the counts we compute independently")
     func parsesAndCounts() throws {
         var exporter = OpenMetricsExporter()
-        events.forEach { exporter.add($0) }
+        events.forEach { exporter.add($0, appVersion: "2.1.0") }
         let samples = try parsedByPrometheusClient(exporter.text())
 
         // Independent counts over the generated requests.
@@ -65,23 +65,23 @@ struct OpenMetricsExporterTests {
             let mine = requests.filter { $0.route == route }
             // A sampled success stands for 1 / sample_rate requests in the histogram as in the counter.
             func weight(_ r: TraceEvent.Request) -> Double { (r.status ?? 500) < 400 ? 1 / (r.sampleRate ?? 1) : 1 }
-            let key = "http_request_method=\"GET\",server_address=\"api.example.com\",url_template=\"\(route)\""
+            let key = "app_version=\"2.1.0\",http_request_method=\"GET\",server_address=\"api.example.com\",url_template=\"\(route)\""
             #expect(samples["http_client_request_duration_seconds_count{\(key)}"] == mine.reduce(0) { $0 + weight($1) })
             #expect(abs((samples["http_client_request_duration_seconds_sum{\(key)}"] ?? -1) - mine.reduce(0) { $0 + weight($1) * $1.durationMs / 1000 }) < 1e-6)
             for bound in OpenMetricsExporter.durationBuckets {
                 let expected = mine.filter { $0.durationMs / 1000 <= bound }.reduce(0) { $0 + weight($1) }
-                let bucketKey = "http_request_method=\"GET\",le=\"\(bound)\",server_address=\"api.example.com\",url_template=\"\(route)\""
+                let bucketKey = "app_version=\"2.1.0\",http_request_method=\"GET\",le=\"\(bound)\",server_address=\"api.example.com\",url_template=\"\(route)\""
                 #expect(samples["http_client_request_duration_seconds_bucket{\(bucketKey)}"] == expected, "le \(bound) \(route)")
             }
             let serverErrors = mine.filter { ($0.status ?? 0) >= 500 }.count
-            #expect(samples["apitrace_http_client_requests_total{error_class=\"server\",error_type=\"503\",http_request_method=\"GET\",http_response_status_code=\"503\",outcome=\"server_error\",server_address=\"api.example.com\",url_template=\"\(route)\"}"] == (serverErrors > 0 ? Double(serverErrors) : nil))
+            #expect(samples["apitrace_http_client_requests_total{app_version=\"2.1.0\",error_class=\"server\",error_type=\"503\",http_request_method=\"GET\",http_response_status_code=\"503\",outcome=\"server_error\",server_address=\"api.example.com\",url_template=\"\(route)\"}"] == (serverErrors > 0 ? Double(serverErrors) : nil))
         }
         let transport = requests.filter { $0.status == nil }.count
-        #expect(samples.filter { $0.key.hasPrefix("apitrace_http_client_requests_total{error_class=\"transport\"") }.values.reduce(0, +) == Double(transport))
+        #expect(samples.filter { $0.key.hasPrefix("apitrace_http_client_requests_total{app_version=\"2.1.0\",error_class=\"transport\"") }.values.reduce(0, +) == Double(transport))
         // The sampled success stands for four requests.
         let successes = requests.filter { $0.status == 200 }.count - 1 + 4
-        #expect(samples.filter { $0.key.hasPrefix("apitrace_http_client_requests_total{error_class=\"\"") }.values.reduce(0, +) == Double(successes))
-        #expect(samples["apitrace_decode_failures_total{entity=\"App\",kind=\"keyNotFound\",path=\"data.apps[*].stability\",url_template=\"/apps\"}"] == 1)
+        #expect(samples.filter { $0.key.hasPrefix("apitrace_http_client_requests_total{app_version=\"2.1.0\",error_class=\"\"") }.values.reduce(0, +) == Double(successes))
+        #expect(samples["apitrace_decode_failures_total{app_version=\"2.1.0\",entity=\"App\",kind=\"keyNotFound\",path=\"data.apps[*].stability\",url_template=\"/apps\"}"] == 1)
         #expect(samples["apitrace_recorded_errors_total{identity=\"NewsError.offline\"}"] == 5)
         #expect(samples["apitrace_sse_events_total{phase=\"reconnect\",reason=\"\",url_template=\"/news/stream\"}"] == 1)
         #expect(samples["apitrace_dropped_events_total{reason=\"buffer_full\"}"] == 12)

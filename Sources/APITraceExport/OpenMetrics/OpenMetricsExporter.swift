@@ -6,21 +6,25 @@ import APITraceFormat
 /// Names follow OpenTelemetry's HTTP client conventions where they exist
 /// (`http.client.request.duration` becomes `http_client_request_duration_seconds`, attributes
 /// become `http_request_method`, `url_template`, `server_address`, `http_response_status_code`,
-/// `error_type`); apitrace's own metrics start with `apitrace_`. Counters are totals over the
-/// events read, so export the same folder periodically and let Prometheus take rates.
+/// `error_type`); apitrace's own metrics start with `apitrace_`. Request series also carry the
+/// `app_version` of the trace file's header (decode failures too), so a dashboard can compare releases.
+///
+/// Counters are totals over the events added. To export a folder periodically without counters
+/// falling when files are deleted, keep the exporter between runs with ``CumulativeExport``
+/// (`apitrace export --state`): it adds each file's new events once and never forgets deleted ones.
 ///
 /// ```swift
 /// var metrics = OpenMetricsExporter()
-/// TraceFileReader(path: file).forEachEvent { metrics.add($0) }
+/// TraceFileReader(path: file).forEachEvent { metrics.add($0, appVersion: header.appVersion) }
 /// print(metrics.text())
 /// ```
-public struct OpenMetricsExporter {
+public struct OpenMetricsExporter: Sendable, Codable {
     /// Upper bounds of the duration histogram, in seconds (OpenTelemetry's advice for HTTP durations).
     public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
 
-    private struct RequestKey: Hashable { var method, route, host: String }
-    private struct RequestCountKey: Hashable { var request: RequestKey; var status: String; var errorType: String; var errorClass: String; var outcome: String }
-    private struct Histogram { var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count); var count = 0.0; var sum = 0.0 }
+    private struct RequestKey: Hashable, Codable { var method, route, host: String; var appVersion: String }
+    private struct RequestCountKey: Hashable, Codable { var request: RequestKey; var status: String; var errorType: String; var errorClass: String; var outcome: String }
+    private struct Histogram: Codable { var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count); var count = 0.0; var sum = 0.0 }
 
     /// Most series per family keyed by file text (routes, identities, paths, reasons); later keys
     /// are counted under `(other)`, so one producer writing ids into routes cannot blow up a scrape.
@@ -42,12 +46,12 @@ public struct OpenMetricsExporter {
     /// Creates an empty exporter.
     public init() {}
 
-    /// Counts one event.
-    public mutating func add(_ event: TraceEvent) {
+    /// Counts one event of a file whose header names `appVersion` (the `app_version` label; empty when `nil`).
+    public mutating func add(_ event: TraceEvent, appVersion: String? = nil) {
         switch event.payload {
         case .request(let r):
-            var key = RequestKey(method: r.method, route: r.route, host: r.host ?? "")
-            if durations[key] == nil, durations.count >= Self.maximumSeries - 1 { key = RequestKey(method: "(other)", route: "(other)", host: "(other)") }
+            var key = RequestKey(method: r.method, route: r.route, host: r.host ?? "", appVersion: appVersion ?? "")
+            if durations[key] == nil, durations.count >= Self.maximumSeries - 1 { key = RequestKey(method: "(other)", route: "(other)", host: "(other)", appVersion: "(other)") }
             let outcome = r.outcome
             let errorClass: String
             switch outcome {
@@ -68,7 +72,7 @@ public struct OpenMetricsExporter {
             durations[key] = histogram
         case .decodeFailure(let d):
             // Indices folded: one series per key, not one per array element.
-            Self.add(1, to: [d.entity, d.kind.rawValue, d.pathPattern, d.route ?? ""], in: &decodeFailures)
+            Self.add(1, to: [d.entity, d.kind.rawValue, d.pathPattern, d.route ?? "", appVersion ?? ""], in: &decodeFailures)
         case .error(let e):
             Self.add((e.suppressed ?? 0).addingSaturated(1), to: [e.identity], in: &errors)
         case .sse(let s):
@@ -96,8 +100,8 @@ public struct OpenMetricsExporter {
         }
 
         family("http_client_request_duration_seconds", "histogram", "Duration of HTTP client requests (OpenTelemetry http.client.request.duration).", unit: "seconds")
-        for (key, h) in durations.sorted(by: { ($0.key.method, $0.key.route, $0.key.host) < ($1.key.method, $1.key.route, $1.key.host) }) {
-            let base = [("http_request_method", key.method), ("url_template", key.route), ("server_address", key.host)]
+        for (key, h) in durations.sorted(by: { ($0.key.method, $0.key.route, $0.key.host, $0.key.appVersion) < ($1.key.method, $1.key.route, $1.key.host, $1.key.appVersion) }) {
+            let base = [("http_request_method", key.method), ("url_template", key.route), ("server_address", key.host), ("app_version", key.appVersion)]
             for (i, bound) in Self.durationBuckets.enumerated() {
                 out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", String(bound))])) \(number(h.buckets[i]))\n"
             }
@@ -107,13 +111,13 @@ public struct OpenMetricsExporter {
         }
 
         family("apitrace_http_client_requests", "counter", "HTTP client requests; outcome is success, client_error, server_error, transport, cancelled or offline (Docs/trace-format.md); error_class is server (5xx), transport (no response), client (4xx) or empty. Sampled successes are scaled back.")
-        for (key, value) in requests.sorted(by: { ($0.key.request.method, $0.key.request.route, $0.key.status, $0.key.errorType, $0.key.outcome) < ($1.key.request.method, $1.key.request.route, $1.key.status, $1.key.errorType, $1.key.outcome) }) {
-            out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass), ("outcome", key.outcome)])) \(number(value))\n"
+        for (key, value) in requests.sorted(by: { ($0.key.request.method, $0.key.request.route, $0.key.request.appVersion, $0.key.status, $0.key.errorType, $0.key.outcome) < ($1.key.request.method, $1.key.request.route, $1.key.request.appVersion, $1.key.status, $1.key.errorType, $1.key.outcome) }) {
+            out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("app_version", key.request.appVersion), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass), ("outcome", key.outcome)])) \(number(value))\n"
         }
 
         family("apitrace_decode_failures", "counter", "Responses that did not decode into their model, by entity, kind and key path.")
         for (key, value) in decodeFailures.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out += "apitrace_decode_failures_total\(labels([("entity", key[0]), ("kind", key[1]), ("path", key[2]), ("url_template", key[3])])) \(value)\n"
+            out += "apitrace_decode_failures_total\(labels([("entity", key[0]), ("kind", key[1]), ("path", key[2]), ("url_template", key[3]), ("app_version", key[4])])) \(value)\n"
         }
 
         family("apitrace_recorded_errors", "counter", "Errors recorded with recordError, by identity (rate-limited ones included).")

@@ -13,7 +13,7 @@ extension APITrace {
                 prometheus: request counts and errors, latency histograms per route \
                 (http_client_request_duration_seconds), decode failures per entity and path, recorded errors, \
                 SSE connection changes and dropped events, in the OpenMetrics text format (node_exporter's \
-                textfile collector reads it; see Dashboards/README.md).
+                textfile collector reads it; see Dashboards/README.md). Request series carry the files' app_version.                 For periodic exports pass --state FILE: counters then only grow, each file's events are counted                 once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
                 har: the requests of the traces (or of one --session) as HAR 1.2. Traces hold routes, not \
                 URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes.
                 Exit status: 0 when something was exported (warnings included), 1 when no usable trace was read, 64 for bad arguments.
@@ -39,25 +39,49 @@ extension APITrace {
         @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
         var output: String?
 
+        @Option(help: "With --format prometheus: keep the totals in this file between runs, so counters never fall when trace files are deleted (one state file per selection).")
+        var state: String?
+
+        func validate() throws {
+            if state != nil, format != .prometheus { throw ValidationError("--state goes with --format prometheus only") }
+        }
+
+        /// What a state file counts: the filters that pick events, not the time ones (a state only adds new events).
+        private var selection: String {
+            let parts = [("route", filters.route), ("host", filters.host), ("app_version", filters.appVersion), ("session", session)]
+                .compactMap { name, value in value.map { "\(name)=\($0)" } }
+            return parts.isEmpty ? "all" : parts.joined(separator: " ")
+        }
+
         func run() throws {
             let filter = try filters.filter()
             let sources = paths.isEmpty ? [TraceDirectory.default] : paths
             let found = TraceFileDiscovery.find(sources)
             var warnings = found.warnings.map(\.description)
-            var metrics = OpenMetricsExporter()
+            var cumulative = CumulativeExport(selection: selection)
+            if let state {
+                do { cumulative = try CumulativeExport.load(path: state, selection: selection) } catch {
+                    FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
+                    throw ExitCode(1)
+                }
+            }
             var har = HARExporter(session: session)
             var usable = 0
+            let session = session
+            let keepEvent = { (event: TraceEvent) in filter.matches(event) && (session == nil || event.session == session) }
             for path in TraceFileSelection.select(found.files, since: filter.since, until: filter.until) {
-                var keep = true
-                let result = TraceFileReader(path: path).forEachLine { line, _ in
-                    switch line {
-                    case .header(let header): keep = filter.matches(header: header)
-                    case .event(let event) where keep && filter.matches(event) && (session == nil || event.session == session):
-                        switch format {
-                        case .prometheus: metrics.add(event)
-                        case .har: har.add(event)
+                let result: TraceFileReader.Result
+                switch format {
+                case .prometheus:
+                    result = cumulative.add(file: path, keepFile: filter.matches(header:), keepEvent: keepEvent)
+                case .har:
+                    var keep = true
+                    result = TraceFileReader(path: path).forEachLine { line, _ in
+                        switch line {
+                        case .header(let header): keep = filter.matches(header: header)
+                        case .event(let event) where keep && keepEvent(event): har.add(event)
+                        default: break
                         }
-                    default: break
                     }
                 }
                 if result.isUsable { usable += 1 }
@@ -68,7 +92,14 @@ extension APITrace {
                 FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
                 throw ExitCode(1)
             }
-            let data = format == .prometheus ? Data(metrics.text().utf8) : har.archive()
+            if let state {
+                cumulative.forgetFiles(notIn: Set(found.files))
+                do { try cumulative.save(path: state) } catch {
+                    FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
+                    throw ExitCode(1)
+                }
+            }
+            let data = format == .prometheus ? Data(cumulative.metrics.text().utf8) : har.archive()
             if let output {
                 do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
                     FileHandle.standardError.write(Data("apitrace: cannot write \(output): \(error.localizedDescription)\n".utf8))

@@ -1,0 +1,130 @@
+import APITraceFormat
+import Foundation
+
+/// Metrics of a trace folder kept between periodic exports, so every counter only grows.
+///
+/// Exporting a folder from scratch each minute makes totals fall whenever the writer's budget or
+/// the uploader deletes files; Prometheus reads a fall as a counter reset and counts the whole new
+/// value as an increase, so `rate()` would spike at every deletion. A cumulative export instead
+/// remembers, per file, how many events it has counted: each run adds only the events past that
+/// point (a trace file only grows) and a deleted file's events stay in the totals. Losing the state
+/// file is one ordinary counter reset.
+///
+/// ```swift
+/// var export = try CumulativeExport.load(path: "export-state.json", selection: "all")
+/// for file in files { _ = export.add(file: file) }
+/// export.forgetFiles(notIn: Set(files))
+/// try export.save(path: "export-state.json")
+/// print(export.metrics.text())
+/// ```
+///
+/// Events are counted when an export first sees them, not at their own time: a file uploaded
+/// late adds its events at that scrape.
+public struct CumulativeExport: Sendable, Codable {
+    /// Version of the state file's layout.
+    public static let version = 1
+
+    /// The totals so far.
+    public var metrics: OpenMetricsExporter
+    /// What was selected (filters) when the state began; a run with another selection must not add to it.
+    public private(set) var selection: String
+    private var version: Int
+    /// Events counted so far per trace file path.
+    private var counted: [String: Int]
+
+    /// Creates an empty state for exports of `selection` (a description of the filters).
+    public init(selection: String) {
+        self.metrics = OpenMetricsExporter()
+        self.selection = selection
+        self.version = Self.version
+        self.counted = [:]
+    }
+
+    /// The number of events of `file` already counted (0 for a file not seen before).
+    public func countedEvents(in file: String) -> Int { counted[file] ?? 0 }
+
+    /// Records that the first `count` events of `file` are counted; never lowers the mark, so a
+    /// file that reads shorter than before (being rewritten) adds nothing twice.
+    public mutating func setCountedEvents(_ count: Int, in file: String) {
+        counted[file] = max(count, counted[file] ?? 0)
+    }
+
+    /// Reads `file` and adds its events past those counted before, from files whose header
+    /// `keepFile` accepts and that `keepEvent` accepts; returns the reader's result (warnings).
+    public mutating func add(
+        file: String, keepFile: (TraceFileHeader) -> Bool = { _ in true }, keepEvent: (TraceEvent) -> Bool = { _ in true }
+    ) -> TraceFileReader.Result {
+        var keep = true
+        var appVersion: String?
+        let skip = countedEvents(in: file)
+        var index = 0
+        let result = TraceFileReader(path: file).forEachLine { line, _ in
+            switch line {
+            case .header(let header):
+                keep = keepFile(header)
+                appVersion = header.appVersion
+            case .event(let event):
+                // Events are counted by position: a trace file only grows, so the first `skip` are the ones seen before.
+                defer { index += 1 }
+                if index >= skip, keep, keepEvent(event) { metrics.add(event, appVersion: appVersion) }
+            default: break
+            }
+        }
+        setCountedEvents(index, in: file)
+        return result
+    }
+
+    /// Forgets the marks of files that are gone (their events stay in ``metrics``), keeping the state small.
+    public mutating func forgetFiles(notIn present: Set<String>) {
+        counted = counted.filter { present.contains($0.key) }
+    }
+
+    /// Reads the state at `path`, or starts a new one when there is no file there.
+    ///
+    /// - Throws: ``CumulativeExportError`` when the file cannot be read, is not a state file, or
+    ///   was made for another selection.
+    public static func load(path: String, selection: String) throws(CumulativeExportError) -> CumulativeExport {
+        guard FileManager.default.fileExists(atPath: path) else { return CumulativeExport(selection: selection) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CumulativeExportError(path: path, message: "cannot read the export state")
+        }
+        let state: CumulativeExport
+        do { state = try JSONDecoder().decode(CumulativeExport.self, from: data) } catch {
+            throw CumulativeExportError(path: path, message: "not an apitrace export state (\(error)); delete it to start over, which Prometheus sees as one counter reset")
+        }
+        guard state.version == version else {
+            throw CumulativeExportError(path: path, message: "export state version \(state.version), this apitrace reads \(version); delete it to start over")
+        }
+        guard state.selection == selection else {
+            throw CumulativeExportError(path: path, message: "the state counts \(state.selection), this run selects \(selection); use another --state file per selection")
+        }
+        return state
+    }
+
+    /// Writes the state atomically to `path`.
+    public func save(path: String) throws(CumulativeExportError) {
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CumulativeExportError(path: path, message: "cannot write the export state: \(error.localizedDescription)")
+        }
+    }
+}
+
+/// A state file of ``CumulativeExport`` that cannot be used, naming the file and what to do.
+public struct CumulativeExportError: Error, Sendable, CustomStringConvertible {
+    /// The state file.
+    public var path: String
+    /// What is wrong.
+    public var message: String
+
+    /// Creates an error.
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}

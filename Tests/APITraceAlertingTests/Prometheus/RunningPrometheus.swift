@@ -1,0 +1,82 @@
+import APITraceTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real Prometheus (Debian package `prometheus`) started for one test on 127.0.0.1, with a
+/// generated configuration: the given rule files, static scrape targets, 1 s scrape and
+/// evaluation intervals; queried over its HTTP API.
+struct RunningPrometheus: Sendable {
+    let process: Process
+    let port: Int
+
+    /// The installed Prometheus server, or `nil`.
+    static let binary: String? = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    static func start(binary: String, ruleFiles: [String], targets: [String], in dir: TemporaryDirectory) async throws -> RunningPrometheus {
+        let config = """
+            global: {scrape_interval: 1s, evaluation_interval: 1s}
+            rule_files: [\(ruleFiles.map { "'\($0)'" }.joined(separator: ", "))]
+            scrape_configs:
+              - job_name: apitrace
+                static_configs: [{targets: [\(targets.map { "'\($0)'" }.joined(separator: ", "))]}]
+            """
+        try config.write(toFile: dir.file("prometheus.yml"), atomically: true, encoding: .utf8)
+        let port = try RunningAlertmanager.freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--config.file=\(dir.file("prometheus.yml"))", "--storage.tsdb.path=\(dir.file("prometheus-data"))",
+                             "--web.listen-address=127.0.0.1:\(port)"]
+        _ = FileManager.default.createFile(atPath: dir.file("prometheus.log"), contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file("prometheus.log")))
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let prometheus = RunningPrometheus(process: process, port: port)
+        for _ in 0..<300 {
+            if let (_, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/-/ready")!),
+               (response as? HTTPURLResponse)?.statusCode == 200 {
+                return prometheus
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        prometheus.stop()
+        let text = (try? String(contentsOfFile: dir.file("prometheus.log"), encoding: .utf8)) ?? ""
+        throw RunningAlertmanager.Failure(description: "Prometheus did not become ready on port \(port): \(text.suffix(2000))")
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// `GET /api/v1/<path>` and its `data`.
+    func api(_ path: String, query: [URLQueryItem] = []) async throws -> Any {
+        var components = URLComponents(string: "http://127.0.0.1:\(port)/api/v1/\(path)")!
+        if !query.isEmpty { components.queryItems = query }
+        let (data, _) = try await URLSession.shared.data(from: components.url!)
+        let body = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        guard body?["status"] as? String == "success", let result = body?["data"] else {
+            throw RunningAlertmanager.Failure(description: "Prometheus answered \(String(decoding: data, as: UTF8.self).prefix(500))")
+        }
+        return result
+    }
+
+    /// The rule groups Prometheus loaded (`/api/v1/rules`).
+    func ruleGroups() async throws -> [[String: Any]] {
+        ((try await api("rules")) as? [String: Any])?["groups"] as? [[String: Any]] ?? []
+    }
+
+    /// An instant query: each result's labels and value.
+    func query(_ expr: String) async throws -> [(labels: [String: String], value: Double)] {
+        let data = try await api("query", query: [URLQueryItem(name: "query", value: expr)]) as? [String: Any]
+        return (data?["result"] as? [[String: Any]] ?? []).map { sample in
+            let pair = sample["value"] as? [Any] ?? []
+            return (sample["metric"] as? [String: String] ?? [:], Double(pair.last as? String ?? "") ?? .nan)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import APITraceExport
+import APITraceFormat
+import Foundation
+import Testing
+
+/// Periodic exports of a folder whose files get deleted: counters must never fall, and the
+/// increase Prometheus computes between two scrapes must be the events that really arrived.
+@Suite("Cumulative OpenMetrics export")
+struct CumulativeExportTests {
+    let dir: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cumulative-export-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
+    /// A trace file of `count` requests (every tenth a 503) from app version `version`, written as
+    /// plain JSON Lines or, with `gzip`, compressed by the system's gzip.
+    func writeTrace(_ name: String, count: Int, version: String, gzip: Bool = false) throws -> String {
+        var lines = [#"{"type":"header","format":"apitrace","version":1,"producer":"test","app_version":"\#(version)","started":"2026-11-22T09:00:00.000Z"}"#]
+        for i in 0..<count {
+            let status = i % 10 == 0 ? 503 : 200
+            lines.append(#"{"type":"request","ts":"2026-11-22T09:00:\#(String(format: "%02d", i % 60)).000Z","method":"GET","route":"/apps/{id}","host":"api.example.com","status":\#(status),"duration_ms":\#(i % 700)}"#)
+        }
+        let path = dir + "/" + name
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        guard gzip else { return path }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gzip", "-f", path]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        return path + ".gz"
+    }
+
+    /// `name{labels}` -> value of every sample in the text.
+    func samples(_ text: String) -> [String: Double] {
+        var out: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let space = line.lastIndex(of: " ")!
+            out[String(line[..<space])] = Double(line[line.index(after: space)...])!
+        }
+        return out
+    }
+
+    /// What Prometheus' `increase()` sees between two scrapes of one counter: a fall is a reset,
+    /// after which the whole new value counts as increase.
+    func prometheusIncrease(_ before: Double?, _ after: Double) -> Double {
+        guard let before else { return after }
+        return after < before ? after : after - before
+    }
+
+    func export(state: String, files: [String]) throws -> (text: String, export: CumulativeExport) {
+        var export = try CumulativeExport.load(path: state, selection: "all")
+        for file in files { _ = export.add(file: file) }
+        export.forgetFiles(notIn: Set(files))
+        try export.save(path: state)
+        return (export.metrics.text(), export)
+    }
+
+    func requestTotal(_ samples: [String: Double], status: String? = nil) -> Double {
+        samples.filter { $0.key.hasPrefix("apitrace_http_client_requests_total{") && (status == nil || $0.key.contains("http_response_status_code=\"\(status!)\"")) }.values.reduce(0, +)
+    }
+
+    @Test("deleting files between two exports: no counter falls, and increases are the new events only")
+    func noFalseSpikeWhenFilesAreDeleted() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state.json"
+        let a = try writeTrace("a.jsonl", count: 100, version: "2.0.0", gzip: true)
+        var b = try writeTrace("b.jsonl", count: 50, version: "2.1.0")
+        let first = samples(try export(state: state, files: [a, b]).text)
+        #expect(requestTotal(first) == 150)
+        #expect(first["apitrace_http_client_requests_total{http_request_method=\"GET\",url_template=\"/apps/{id}\",server_address=\"api.example.com\",app_version=\"2.0.0\",http_response_status_code=\"503\",error_type=\"503\",error_class=\"server\",outcome=\"server_error\"}"] == 10)
+
+        // The writer's budget deletes a; b grows by 20 events; c arrives.
+        try FileManager.default.removeItem(atPath: a)
+        b = try writeTrace("b.jsonl", count: 70, version: "2.1.0")
+        let c = try writeTrace("c.jsonl", count: 30, version: "2.1.0", gzip: true)
+        let second = samples(try export(state: state, files: [b, c]).text)
+
+        for (key, value) in first {
+            let now = try #require(second[key], "\(key) vanished")
+            #expect(now >= value, "\(key) fell from \(value) to \(now): Prometheus would see a reset and a false spike")
+        }
+        // Independent count: 20 new events in b and 30 in c, of which 2 + 3 are 503s.
+        #expect(prometheusIncrease(requestTotal(first), requestTotal(second)) == 50)
+        #expect(prometheusIncrease(requestTotal(first, status: "503"), requestTotal(second, status: "503")) == 5)
+        let countKey = "http_client_request_duration_seconds_count{http_request_method=\"GET\",url_template=\"/apps/{id}\",server_address=\"api.example.com\",app_version=\"2.1.0\"}"
+        #expect(prometheusIncrease(first[countKey], try #require(second[countKey])) == 50)
+
+        // The same folder exported from scratch falls from 150 to 100: the bug the state prevents.
+        var fresh = CumulativeExport(selection: "all")
+        _ = fresh.add(file: b)
+        _ = fresh.add(file: c)
+        #expect(requestTotal(samples(fresh.metrics.text())) == 100)
+
+        // A third run with nothing new adds nothing.
+        let third = samples(try export(state: state, files: [b, c]).text)
+        #expect(third == second)
+    }
+
+    @Test("a state made for another selection, or that is not a state, is refused with the path and what to do")
+    func badState() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state.json"
+        try CumulativeExport(selection: "route=/apps").save(path: state)
+        #expect(throws: CumulativeExportError.self) { try CumulativeExport.load(path: state, selection: "all") }
+        do { _ = try CumulativeExport.load(path: state, selection: "all") } catch {
+            #expect(error.description.hasPrefix(state + ": the state counts route=/apps"))
+        }
+        try Data("{\"not\": 1}".utf8).write(to: URL(fileURLWithPath: state))
+        do { _ = try CumulativeExport.load(path: state, selection: "all"); Issue.record("accepted a non-state") } catch {
+            #expect(error.description.contains("delete it to start over"))
+        }
+        #expect(try CumulativeExport.load(path: dir + "/absent.json", selection: "all").metrics.text() == OpenMetricsExporter().text())
+    }
+}
