@@ -41,12 +41,15 @@ public struct CumulativeExport: Sendable, Codable {
     }
 
     /// The number of events of `file` already counted (0 for a file not seen before).
-    public func countedEvents(in file: String) -> Int { counted[file] ?? 0 }
+    public func countedEvents(in file: String) -> Int { counted[Self.key(file)] ?? 0 }
+
+    /// Files are known by absolute path, so a run from another directory does not count them again.
+    private static func key(_ file: String) -> String { URL(fileURLWithPath: file).standardizedFileURL.path }
 
     /// Records that the first `count` events of `file` are counted; never lowers the mark, so a
     /// file that reads shorter than before (being rewritten) adds nothing twice.
     public mutating func setCountedEvents(_ count: Int, in file: String) {
-        counted[file] = max(count, counted[file] ?? 0)
+        counted[Self.key(file)] = max(count, countedEvents(in: file))
     }
 
     /// Reads `file` and adds its events past those counted before, from files whose header
@@ -76,6 +79,7 @@ public struct CumulativeExport: Sendable, Codable {
 
     /// Forgets the marks of files that are gone (their events stay in ``metrics``), keeping the state small.
     public mutating func forgetFiles(notIn present: Set<String>) {
+        let present = Set(present.map(Self.key))
         counted = counted.filter { present.contains($0.key) }
     }
 

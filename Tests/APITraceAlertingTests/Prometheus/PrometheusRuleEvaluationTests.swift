@@ -80,6 +80,14 @@ struct PrometheusRuleEvaluationTests {
         test += "    alert_rule_test:\n"
         test += try Self.expectation("api-errors", at: "10m", firing: true, yaml: yaml)
         test += try Self.expectation("apps-route", at: "10m", firing: false, yaml: yaml, scope: "route=/apps/{id}")
+        // Healthy traffic under a storm of cancellations and offline requests: nothing fails (counting
+        // them as transport failures would make 92% fail).
+        test += "  - interval: 15s\n    input_series:\n"
+        test += Self.series(route: "/news", status: "200", outcome: "success", values: "0+120x80")
+        test += Self.series(route: "/news", status: nil, outcome: "cancelled", error: "URLError.cancelled", values: "0+1250x80")
+        test += Self.series(route: "/news", status: nil, outcome: "offline", error: "URLError.notConnectedToInternet", values: "0+250x80")
+        test += "    alert_rule_test:\n"
+        test += try Self.expectation("api-errors", at: "10m", firing: false, yaml: yaml)
         try await expectPromtoolPasses(rules: yaml, test: test)
     }
 
