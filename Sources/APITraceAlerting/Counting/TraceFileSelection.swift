@@ -55,8 +55,6 @@ public enum TraceFileSelection {
     }
 
     private static func modificationTime(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000
+        FileStatus(path: path)?.modifiedMilliseconds
     }
 }

@@ -104,7 +104,7 @@ extension AlertRules {
     }
 
     private static func parseFailure(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule.FailureDefinition {
-        let f = try node.members(allowed: ["statuses", "transport", "decode_failures"])
+        let f = try node.members(allowed: ["statuses", "transport", "decode_failures", "include_errors", "exclude_errors"])
         var definition = AlertRule.FailureDefinition()
         if let n = f["statuses"] {
             definition.statuses = try n.sequence().map { (item) throws(AlertConfigError) in
@@ -118,6 +118,8 @@ extension AlertRules {
         }
         if let n = f["transport"] { definition.transport = try n.bool() }
         if let n = f["decode_failures"] { definition.decodeFailures = try n.bool() }
+        if let n = f["include_errors"] { definition.includeErrors = try n.sequence().map { (item) throws(AlertConfigError) in try item.string() } }
+        if let n = f["exclude_errors"] { definition.excludeErrors = try n.sequence().map { (item) throws(AlertConfigError) in try item.string() } }
         return definition
     }
 

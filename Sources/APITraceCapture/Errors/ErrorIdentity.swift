@@ -1,5 +1,5 @@
+import APITraceFormat
 import Foundation
-import Synchronization
 
 /// Stable, low-cardinality names for errors, as written in `identity`, `underlying` and a request's `error`.
 ///
@@ -66,7 +66,7 @@ public enum ErrorIdentity {
         var name: UInt
     }
 
-    private static let caseIdentities = Mutex<[CaseKey: String]>([:])
+    private static let caseIdentities = Locked<[CaseKey: String]>([:])
 
     /// The type's name without the module, such as `APIClient.Failure` for a nested type.
     static func typeName(of error: any Error) -> String {

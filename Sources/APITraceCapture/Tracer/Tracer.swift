@@ -1,5 +1,4 @@
 import APITraceFormat
-import Synchronization
 
 /// Owns the configuration and the sinks that events go to. Set one up once with ``bootstrap(_:)``,
 /// or pass instances around in code that avoids globals.
@@ -97,7 +96,7 @@ public final class Tracer: Sendable {
         for sink in sinks { sink.flush() }
     }
 
-    private static let global = Mutex<Tracer>(Tracer(sinks: []))
+    private static let global = Locked<Tracer>(Tracer(sinks: []))
 
     /// The tracer set with ``bootstrap(_:)``; until then, one that records nothing.
     public static var shared: Tracer { global.withLock { $0 } }
