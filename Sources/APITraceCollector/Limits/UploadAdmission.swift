@@ -1,4 +1,4 @@
-import Foundation
+import APITraceFormat
 
 /// Bounds what uploads in progress may hold: how many at once, and how many body bytes in all.
 ///
@@ -7,24 +7,27 @@ import Foundation
 /// `503 Service Unavailable` with `Retry-After` and its memory is given back at once. Uploaders
 /// retry after `Retry-After`, so a burst from a fleet is spread out instead of taking the
 /// collector's memory.
-final class UploadAdmission: @unchecked Sendable {
-    private let lock = NSLock()
+final class UploadAdmission: Sendable {
+    private struct State {
+        var uploads = 0
+        var bytes = 0
+        var peakUploads = 0
+        var peakBytes = 0
+    }
+
     private let maxUploads: Int
     private let maxBytes: Int
-    private var uploads = 0
-    private var bytes = 0
-    private var peakUploads = 0
-    private var peakBytes = 0
+    private let state = Locked(State())
 
     init(maxUploads: Int, maxBytes: Int) {
         self.maxUploads = maxUploads
         self.maxBytes = maxBytes
     }
 
-    /// One admitted upload's share; give it back with ``release()``.
+    /// One admitted upload's share; give it back with ``release()``. Used by one request at a time.
     final class Ticket: @unchecked Sendable {
-        fileprivate let admission: UploadAdmission
-        fileprivate var held: Int
+        private let admission: UploadAdmission
+        private var held: Int
         private var released = false
 
         fileprivate init(admission: UploadAdmission, held: Int) {
@@ -44,40 +47,41 @@ final class UploadAdmission: @unchecked Sendable {
         func release() {
             guard !released else { return }
             released = true
-            admission.giveBack(uploads: 1, bytes: held)
+            admission.giveBack(bytes: held)
         }
     }
 
     /// Admits an upload holding `initialBytes` (its `Content-Length`, when known), or returns nil when full.
     func admit(initialBytes: Int) -> Ticket? {
-        lock.withLock { () -> Ticket? in
-            guard uploads < maxUploads, bytes + initialBytes <= maxBytes else { return nil }
-            uploads += 1
-            bytes += initialBytes
-            peakUploads = max(peakUploads, uploads)
-            peakBytes = max(peakBytes, bytes)
-            return Ticket(admission: self, held: initialBytes)
+        let admitted = state.withLock { state -> Bool in
+            guard state.uploads < maxUploads, state.bytes + initialBytes <= maxBytes else { return false }
+            state.uploads += 1
+            state.bytes += initialBytes
+            state.peakUploads = max(state.peakUploads, state.uploads)
+            state.peakBytes = max(state.peakBytes, state.bytes)
+            return true
         }
+        return admitted ? Ticket(admission: self, held: initialBytes) : nil
     }
 
     private func take(_ more: Int) -> Bool {
-        lock.withLock {
-            guard bytes + more <= maxBytes else { return false }
-            bytes += more
-            peakBytes = max(peakBytes, bytes)
+        state.withLock { state in
+            guard state.bytes + more <= maxBytes else { return false }
+            state.bytes += more
+            state.peakBytes = max(state.peakBytes, state.bytes)
             return true
         }
     }
 
-    private func giveBack(uploads released: Int, bytes freed: Int) {
-        lock.withLock {
-            uploads -= released
-            bytes -= freed
+    private func giveBack(bytes freed: Int) {
+        state.withLock { state in
+            state.uploads -= 1
+            state.bytes -= freed
         }
     }
 
     /// Uploads and body bytes held now, and the most held at once since the start.
     var usage: (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) {
-        lock.withLock { (uploads, bytes, peakUploads, peakBytes) }
+        state.withLock { ($0.uploads, $0.bytes, $0.peakUploads, $0.peakBytes) }
     }
 }

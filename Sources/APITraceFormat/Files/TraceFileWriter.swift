@@ -394,8 +394,7 @@ public final class TraceFileWriter: @unchecked Sendable {
         }
         // Temporary files of a finishing interrupted by another kill.
         for name in names where name.hasPrefix(Self.salvagePrefix) {
-            let modified = (try? FileManager.default.attributesOfItem(atPath: prefix + name))?[.modificationDate] as? Date
-            if let modified, modified.timeIntervalSinceNow < -600 {
+            if let status = FileStatus(path: prefix + name), status.modifiedSeconds < Date().timeIntervalSince1970 - 600 {
                 unlink(prefix + name)
             }
         }
