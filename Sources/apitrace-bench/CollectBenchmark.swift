@@ -23,6 +23,9 @@ struct CollectBenchmark: ParsableCommand {
     @Option(help: "Uploads sent at once, each on its own connection, in the burst phase (0: skip it).")
     var burst = 200
 
+    @Option(help: "Events per file in the burst phase (20,000: about 420 KiB gzip, 4 MiB plain).")
+    var burstEvents = 20_000
+
     @Option(help: "Folder for the generated files and the collector's store (emptied first).")
     var workDirectory = NSTemporaryDirectory() + "apitrace-bench-collect"
 
@@ -50,7 +53,8 @@ struct CollectBenchmark: ParsableCommand {
                     totalBytes += gz.count
                     totalPlain += out.bytes.count
                     let name = TraceFileName(started: events[0].timestamp, producer: producer, sequence: i + 1).fileName
-                    _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(gz))
+                    // Read-only, as the writer leaves a finished file (a writable one would be checked for a cut first).
+                    _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(gz), attributes: [.posixPermissions: 0o400])
                 }
             }
         }
@@ -91,18 +95,26 @@ struct CollectBenchmark: ParsableCommand {
         try rawClients(collector: collector, body: body.bytes, started: events[0].timestamp, bytesPerFile: totalBytes / files)
         collector.stop()
         if burst > 0 {
+            // The events once, compressed once: each file is a header member followed by this member (gzip allows several).
+            let burstBody = RealisticEvents.make(count: burstEvents)
+            var plain = JSONOutput()
+            for event in burstBody { event.encode(to: &plain); plain.bytes.append(0x0A) }
+            let member = try GzipDeflater.compress(plain.bytes, level: 5)
+            let started = burstBody[0].timestamp
+            print("burst files: \(burstEvents) events, \(Measure.format(Double(member.count) / 1024)) KiB gzip / \(Measure.format(Double(plain.bytes.count) / 1024)) KiB plain each")
             // Each burst gets a fresh collector, so its VmHWM is the burst's peak alone.
-            try burstPhase(body: body.bytes, started: events[0].timestamp, label: "default bounds (64 uploads, 256 MiB)", arguments: [])
-            try burstPhase(
-                body: body.bytes, started: events[0].timestamp, label: "bounds of 16 uploads, 8 MiB",
-                arguments: ["--max-concurrent-uploads", "16", "--max-bytes-in-flight", String(8 << 20), "--max-body-bytes", String(8 << 20)])
+            try burstPhase(member: member, started: started, label: "no effective bounds (1000 uploads, 4 GiB)",
+                           arguments: ["--max-concurrent-uploads", "1000", "--max-bytes-in-flight", String(4 << 30)])
+            try burstPhase(member: member, started: started, label: "default bounds (64 uploads, 256 MiB)", arguments: [])
+            try burstPhase(member: member, started: started, label: "bounds of 16 uploads, 8 MiB",
+                           arguments: ["--max-concurrent-uploads", "16", "--max-bytes-in-flight", String(8 << 20), "--max-body-bytes", String(8 << 20)])
         }
     }
 
     /// `burst` uploads at once, each on a connection of its own, as a fleet's devices coming online
     /// together: a 503 is retried after its Retry-After (1 s here) on a new connection.
-    func burstPhase(body: [UInt8], started: TraceTimestamp, label: String, arguments: [String]) throws {
-        let store = workDirectory + "/burst-store-\(arguments.count)"
+    func burstPhase(member: [UInt8], started: TraceTimestamp, label: String, arguments: [String]) throws {
+        let store = workDirectory + "/burst-store-\(abs(label.hashValue))"
         try? FileManager.default.removeItem(atPath: store)
         let collector = try CollectorChild(store: store, extraArguments: ["--busy-retry-after", "1"] + arguments)
         defer { collector.stop() }
@@ -111,8 +123,7 @@ struct CollectBenchmark: ParsableCommand {
             var out = JSONOutput()
             TraceFileHeader(producer: "burst\(i)", started: started).encode(to: &out)
             out.bytes.append(0x0A)
-            out.bytes += body
-            return try GzipDeflater.compress(out.bytes, level: 5)
+            return try GzipDeflater.compress(out.bytes, level: 5) + member
         }
         let failures = Failures()
         let busy = Failures()

@@ -37,6 +37,29 @@ struct CollectorLimitsTests {
         }
         #expect(closed)
         #expect(server.collector.metrics.snapshot.timedOut == 1)
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"header\"} 1\n"), "\(metrics.text)")
+    }
+
+    @Test("a connection that never sends a byte, or is left idle after an upload, is closed and counted as idle")
+    func idleConnections() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir)
+        defer { Task { await server.stop() } }
+        let body = TraceFiles.make(producer: "idle", events: TraceFiles.requests(10, seed: 1))
+        let (silentClosed, keptAliveClosed, answer) = try await Self.offPool { () -> (Bool, Bool, String) in
+            let silent = try RawConnection(port: server.port)
+            let used = try RawConnection(port: server.port)
+            used.send("POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.token)\r\nContent-Length: \(body.count)\r\n\r\n")
+            used.send(body)
+            let usedResult = used.readUntilClosed(seconds: 20)
+            return (silent.readUntilClosed(seconds: 20).closed, usedResult.closed, String(decoding: usedResult.bytes, as: UTF8.self))
+        }
+        #expect(silentClosed && keptAliveClosed)
+        #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer)")
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"idle\"} 2\n"), "\(metrics.text)")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"header\"} 0\n"))
     }
 
     @Test("a header dribbled a byte every 100 ms is closed at the deadline, though bytes keep coming")

@@ -32,9 +32,15 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var timer: Scheduled<Void>?
     /// The collector answered the current request (it may answer before the body ends: 401, 413, 503).
     private var answered = false
+    /// A byte of the next request came since the connection opened or the last answer: a head
+    /// deadline missed with none is an idle kept-alive connection, not a slow client.
+    private var bytesSinceAnswer = false
 
     /// Which deadline a closed connection missed, for the metrics.
     enum TimedOutPhase: String, Sendable, CaseIterable {
+        /// No byte of a request came (a kept-alive connection left unused, or one opened and never used).
+        case idle
+        /// A request head was started but not completed in time (a slow or malicious client).
         case header
         case bodyIdle = "body_idle"
         case body
@@ -48,6 +54,8 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        // Bytes are seen before the HTTP decoder, which passes nothing on until a head is complete.
+        try? context.pipeline.syncOperations.addHandler(ByteArrivalMarker { [weak self] in self?.bytesSinceAnswer = true }, position: .first)
         if context.channel.isActive { waitForHead(context) }
     }
 
@@ -95,6 +103,7 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     private func waitForHead(_ context: ChannelHandlerContext) {
+        bytesSinceAnswer = false
         phase = .head(deadline: .now() + headerTimeout)
         schedule(context)
     }
@@ -114,7 +123,7 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
             let now = NIODeadline.now()
             switch phase {
             case .head(let deadline) where now >= deadline:
-                close(context, .header)
+                close(context, bytesSinceAnswer ? .header : .idle)
             case .body(_, let deadline) where now >= deadline:
                 close(context, .body)
             case .body(let lastProgress, _) where now >= lastProgress + bodyIdleTimeout:
@@ -130,5 +139,18 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func close(_ context: ChannelHandlerContext, _ missed: TimedOutPhase) {
         onTimeout(missed)
         context.close(promise: nil)
+    }
+}
+
+/// Tells the deadline handler that bytes arrived, from the front of the pipeline.
+private final class ByteArrivalMarker: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    private let onBytes: () -> Void
+
+    init(_ onBytes: @escaping () -> Void) { self.onBytes = onBytes }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        onBytes()
+        context.fireChannelRead(data)
     }
 }

@@ -114,7 +114,7 @@ public final class CollectorMetrics: @unchecked Sendable {
             text += "apitrace_collector_uploads_busy_total{bound=\"\(reason.rawValue)\"} \(busy[reason] ?? 0)\n"
         }
         text += """
-        # HELP apitrace_collector_connections_timed_out Connections closed for missing a deadline, by phase.
+        # HELP apitrace_collector_connections_timed_out Connections closed for missing a deadline, by phase (idle: no request came).
         # TYPE apitrace_collector_connections_timed_out counter
 
         """
