@@ -237,6 +237,10 @@ let package = Package(
             name: "APITraceAnalysisTests",
             dependencies: ["APITraceAnalysis", "APITraceFormat"]
         ),
+        .testTarget(
+            name: "APITraceCLITests",
+            dependencies: ["APITraceTestSupport", "APITraceFormat", "apitrace"]
+        ),
         .executableTarget(
             name: "trace-uploader-fixture",
             dependencies: ["APITraceFormat", "APITraceUpload"],

@@ -38,8 +38,11 @@ public struct WindowedFailureCounter: Sendable {
     var signatures: [String] {
         rules.map { r in
             let f = r.failure
-            return [r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
-                    f.statuses.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ","), "\(f.transport)", "\(f.decodeFailures)", "\(bucketMilliseconds)"]
+            // "outcomes-1": counts under the format's outcome and weight rules (client-side outcomes
+            // left out, sample rates bounded); entries from before them never match.
+            return ["outcomes-1", r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
+                    f.statuses.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ","), "\(f.transport)", "\(f.decodeFailures)",
+                    f.includeErrors.joined(separator: ","), f.excludeErrors.joined(separator: ","), "\(bucketMilliseconds)"]
                 .joined(separator: "\u{1}")
         }
     }

@@ -70,7 +70,11 @@ public struct TraceFileReader: Sendable {
             do {
                 let line = try TraceLine.decode(bytes)
                 switch line {
-                case .event: result.events += 1
+                case .event(let event):
+                    result.events += 1
+                    if case .request(let r) = event.payload, RequestWeight.of(outcome: r.outcome, sampleRate: r.sampleRate).ignoredSampleRate {
+                        lineWarnings.addIgnoredSampleRate(line: number)
+                    }
                 case .unknown: result.unknownTypes += 1
                 case .header: break
                 }

@@ -38,7 +38,10 @@ public struct TraceReadWarning: Error, Sendable, Equatable, CustomStringConverti
         self.eventsKept = eventsKept
     }
 
-    public var description: String {
+    /// The warning as one line of text; text from the file (or its name) is escaped for a terminal.
+    public var description: String { TextEscaping.terminal(rawDescription) }
+
+    private var rawDescription: String {
         let kept = "kept \(eventsKept) event\(eventsKept == 1 ? "" : "s")"
         switch kind {
         case .unreadable(let reason):

@@ -54,8 +54,8 @@ extension APITrace {
         func validate() throws {
             if backtest, since == nil { throw ValidationError("--backtest needs --since (and optionally --until).") }
             if !backtest, since != nil || until != nil { throw ValidationError("--since and --until go with --backtest.") }
-            if AlertDuration(parsing: step) == nil { throw ValidationError("--step: expected a duration such as 1m") }
-            if AlertDuration(parsing: lockTimeout) == nil { throw ValidationError("--lock-timeout: expected a duration such as 50s") }
+            if AlertDuration(parsing: step) == nil { throw ValidationError("--step \(step): expected \(TimeGrammar.durationHelp)") }
+            if AlertDuration(parsing: lockTimeout) == nil { throw ValidationError("--lock-timeout \(lockTimeout): expected \(TimeGrammar.durationHelp)") }
         }
 
         func run() async throws {
