@@ -10,12 +10,14 @@ import Testing
 struct CollectorLimitsTests {
     static let token = "secret-token"
 
+    /// Each deadline test makes the other deadlines long, so that on a loaded machine only the one under test can fire.
     static func start(
-        _ dir: TemporaryDirectory, maxUploads: Int = 64, maxBytes: Int = 256 << 20, maxBody: Int = 1 << 20
+        _ dir: TemporaryDirectory, maxUploads: Int = 64, maxBytes: Int = 256 << 20, maxBody: Int = 1 << 20,
+        headerTimeout: Duration = .seconds(1), bodyIdleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60)
     ) async throws -> RunningCollector {
         try await RunningCollector.start(try TraceCollector(configuration: .init(
             directory: dir.path, tokens: [token], maxBodyBytes: maxBody, maxConcurrentUploads: maxUploads, maxBytesInFlight: maxBytes,
-            busyRetryAfterSeconds: 1, headerTimeout: .seconds(1), bodyIdleTimeout: .seconds(1), bodyTimeout: .seconds(3))))
+            busyRetryAfterSeconds: 1, headerTimeout: headerTimeout, bodyIdleTimeout: bodyIdleTimeout, bodyTimeout: bodyTimeout)))
     }
 
     /// Runs blocking socket work on a thread of its own, not on the cooperative pool the server needs.
@@ -88,7 +90,7 @@ struct CollectorLimitsTests {
     @Test("a body that stalls after one byte is cut off; nothing is stored and its memory is given back")
     func stalledBody() async throws {
         let dir = TemporaryDirectory()
-        let server = try await Self.start(dir)
+        let server = try await Self.start(dir, headerTimeout: .seconds(30), bodyIdleTimeout: .seconds(1))
         defer { Task { await server.stop() } }
         let closed = try await Self.offPool {
             let connection = try RawConnection(port: server.port)
@@ -104,10 +106,10 @@ struct CollectorLimitsTests {
         #expect(metrics.text.contains("apitrace_collector_in_flight_bytes 0\n"))
     }
 
-    @Test("a body dribbled a byte every 200 ms (never idle for long) is cut off at the body deadline")
+    @Test("a body dribbled a byte every 200 ms (never idle for 30 s) is cut off at the 3 s body deadline")
     func dribbledBody() async throws {
         let dir = TemporaryDirectory()
-        let server = try await Self.start(dir)
+        let server = try await Self.start(dir, headerTimeout: .seconds(30), bodyTimeout: .seconds(3))
         defer { Task { await server.stop() } }
         let (closed, sent) = try await Self.offPool { () -> (Bool, Int) in
             let connection = try RawConnection(port: server.port)
@@ -132,7 +134,7 @@ struct CollectorLimitsTests {
         let bodies = (0..<200).map { TraceFiles.make(producer: "fleet\($0)", events: TraceFiles.requests(300, seed: $0)) }
         let largest = bodies.map(\.count).max()!
         let byteBound = max(6 * largest, 1 << 20)
-        let server = try await Self.start(dir, maxUploads: 8, maxBytes: byteBound)
+        let server = try await Self.start(dir, maxUploads: 8, maxBytes: byteBound, headerTimeout: .seconds(30))
         defer { Task { await server.stop() } }
         let busySeen = Recorded<String>()
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
