@@ -211,8 +211,10 @@ public final class TraceUploader: @unchecked Sendable {
         case .salvaged(let salvage):
             configuration.diagnostics(
                 "finished \(name), left cut by a killed app: kept \(salvage.keptLines) lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line")
-        case .finished, .complete, .failed:
+        case .failed(let reason):
             // A damaged file is sent as it is: the collector says what is wrong with it.
+            configuration.diagnostics(reason)
+        case .finished, .complete:
             break
         }
         let body: Data
