@@ -67,6 +67,11 @@ public final class TraceCollector: Sendable {
 
     /// Decides on one upload: token, body, header, digest, then stores it. Blocking; thread-safe.
     public func receive(authorization: String?, contentDigest: String?, body: UnsafeRawBufferPointer) -> Reply {
+        receive(authorization: authorization, contentDigest: contentDigest, body: body, reserve: { _ in true })
+    }
+
+    /// `reserve(bytes)` asks for memory beyond the body (finishing a cut body needs a second copy); false answers 503.
+    func receive(authorization: String?, contentDigest: String?, body: UnsafeRawBufferPointer, reserve: (Int) -> Bool) -> Reply {
         if let rejection = authorize(authorization) { return reply(rejection) }
         metrics.recordReceived(bytes: body.count)
         guard body.count <= configuration.maxBodyBytes else {
@@ -86,6 +91,8 @@ public final class TraceCollector: Sendable {
                 return try stored(store.store(body, relative: relative), bytes: body.count)
             }
             if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0) }
+            // The recompressed lines are about as large as the body they come from.
+            guard reserve(body.count) else { return busyReply(.bytes) }
             let salvage: TraceFileWriter.Salvage
             do {
                 salvage = try TraceFileWriter.salvage(body)
@@ -120,13 +127,25 @@ public final class TraceCollector: Sendable {
     }
 
     /// ``receive(authorization:contentDigest:body:)`` on one of the store threads.
-    func receiveInBackground(authorization: String?, contentDigest: String?, body: ByteBuffer) async -> Reply {
+    func receiveInBackground(authorization: String?, contentDigest: String?, body: ByteBuffer, ticket: UploadAdmission.Ticket) async -> Reply {
         await withCheckedContinuation { continuation in
             work.addOperation {
-                let reply = body.withUnsafeReadableBytes { self.receive(authorization: authorization, contentDigest: contentDigest, body: $0) }
+                let reply = body.withUnsafeReadableBytes { bytes in
+                    self.receive(authorization: authorization, contentDigest: contentDigest, body: bytes) { extra in
+                        ticket.grow(to: bytes.count + extra)
+                    }
+                }
                 continuation.resume(returning: reply)
             }
         }
+    }
+
+    /// `503`: the collector is full; the uploader comes back after `Retry-After`.
+    func busyReply(_ bound: CollectorMetrics.BusyReason) -> Reply {
+        metrics.recordBusy(bound)
+        return Reply(
+            status: 503,
+            message: "the collector is busy (\(bound == .uploads ? "too many uploads" : "too many bytes") in progress); retry after \(configuration.busyRetryAfterSeconds) s")
     }
 
     func reply(_ rejection: UploadRejection) -> Reply {

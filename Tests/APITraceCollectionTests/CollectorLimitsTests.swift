@@ -128,6 +128,21 @@ struct CollectorLimitsTests {
         #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"body\"} 1\n"), "\(metrics.text)")
     }
 
+    @Test("finishing a cut body counts its second copy against the byte bound: with room for one body only, a cut body is answered 503")
+    func cutBodyNeedsRoomForItsCopy() async throws {
+        let dir = TemporaryDirectory()
+        let whole = TraceFiles.make(producer: "room", events: TraceFiles.requests(3000, seed: 5))
+        let cut = Array(whole.dropLast(100))
+        let server = try await Self.start(dir, maxBytes: whole.count + 10, maxBody: whole.count + 10)
+        defer { Task { await server.stop() } }
+        let refused = try await HTTPClient.upload(server.uploadURL, cut)
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "1", "\(refused.status) \(refused.text)")
+        #expect(TraceFiles.allFiles(under: dir.path).isEmpty)
+        let stored = try await HTTPClient.upload(server.uploadURL, whole)
+        #expect(stored.status == 201)
+        #expect(server.collector.metrics.snapshot.peakBytesInFlight <= whole.count + 10)
+    }
+
     @Test("200 concurrent uploads against bounds of 8 uploads and 6 bodies' bytes: 503 with Retry-After beyond them, every file stored once, the bounds held")
     func twoHundredConcurrentUploads() async throws {
         let dir = TemporaryDirectory()

@@ -50,26 +50,26 @@ extension TraceCollector {
             buffer.writeImmutableBuffer(chunk)
         }
         let outcome = await receiveInBackground(
-            authorization: authorization, contentDigest: request.headers[.contentDigest], body: buffer)
+            authorization: authorization, contentDigest: request.headers[.contentDigest], body: buffer, ticket: ticket)
         return respond(outcome, logger: context.logger)
     }
 
     /// `503` with `Retry-After`: the collector is full; the uploader comes back later.
     private func busy(_ bound: CollectorMetrics.BusyReason) -> Response {
-        metrics.recordBusy(bound)
-        var response = Self.textResponse(503, "the collector is busy (\(bound == .uploads ? "too many uploads" : "too many bytes") in progress); retry after \(configuration.busyRetryAfterSeconds) s")
-        response.headers[.retryAfter] = String(configuration.busyRetryAfterSeconds)
-        response.headers[.connection] = "close"
-        return response
+        respond(busyReply(bound), logger: nil)
     }
 
-    private func respond(_ reply: Reply, logger: Logger) -> Response {
+    private func respond(_ reply: Reply, logger: Logger?) -> Response {
         if let reason = reply.rejection {
-            logger.notice("upload refused", metadata: ["status": "\(reply.status)", "reason": "\(reason.rawValue)", "message": "\(reply.message)"])
+            logger?.notice("upload refused", metadata: ["status": "\(reply.status)", "reason": "\(reason.rawValue)", "message": "\(reply.message)"])
         }
         var response = Self.textResponse(reply.status, reply.message)
         if reply.status == 401 { response.headers[.wwwAuthenticate] = "Bearer" }
         if let dropped = reply.droppedBytes { response.headers[.droppedBytes] = String(dropped) }
+        if reply.status == 503 {
+            response.headers[.retryAfter] = String(configuration.busyRetryAfterSeconds)
+            response.headers[.connection] = "close"
+        }
         return response
     }
 
