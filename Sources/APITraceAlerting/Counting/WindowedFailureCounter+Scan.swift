@@ -10,6 +10,8 @@ struct ScanPlan: Sendable {
         var appVersion: String?
         var failure: AlertRule.FailureDefinition.Matcher
         var decodeFailures: Bool
+        /// For a latency rule: slower requests are the bad events.
+        var latencyMs: Double?
         var evidence: Range<Int64>?
 
         @inline(__always) func matches(_ pattern: TextPattern?, _ value: RawText?) -> Bool {
@@ -29,7 +31,7 @@ struct ScanPlan: Sendable {
             RulePattern(
                 route: rule.scope.route.map { TextPattern($0) }, host: rule.scope.host.map { TextPattern($0) },
                 appVersion: rule.scope.appVersion, failure: .init(rule.failure), decodeFailures: rule.failure.decodeFailures,
-                evidence: evidence)
+                latencyMs: rule.latencyMs, evidence: evidence)
         }
         ranges = counter.ranges
         span = (ranges.map(\.lowerBound).min() ?? 0)..<(ranges.map(\.upperBound).max() ?? 0)
@@ -73,18 +75,19 @@ struct ScanPlan: Sendable {
             let inEvidence = p.evidence?.contains(ts) ?? false
             switch f.kind {
             case .request:
-                guard let failed = p.failure.verdict(status: f.status, outcome: f.outcome, error: f.error?.bytes) else { continue }
+                guard let verdict = p.failure.verdict(status: f.status, outcome: f.outcome, error: f.error?.bytes) else { continue }
+                let failed = p.latencyMs.map { f.durationMs! > $0 } ?? verdict
                 let weight = failed ? 1 : f.weight
                 out.runs[i].add(bucket: b, requests: weight, failures: failed ? 1 : 0)
                 if inEvidence, let route = f.route {
                     out.evidence[i].add(route: route.string, requests: weight, failed: failed)
                     if failed {
-                        let identity = f.error?.string ?? f.status.map { "HTTP \($0)" } ?? "transport failure"
+                        let identity = p.latencyMs != nil ? "slower than \(Int(p.latencyMs!)) ms" : f.error?.string ?? f.status.map { "HTTP \($0)" } ?? "transport failure"
                         out.evidence[i].errorIdentities.addBounded(identity, 1)
                     }
                 }
             case .decodeFailure:
-                if p.decodeFailures { out.runs[i].add(bucket: b, requests: 0, failures: 1) }
+                if p.decodeFailures, p.latencyMs == nil { out.runs[i].add(bucket: b, requests: 0, failures: 1) }
                 if inEvidence {
                     let entity = f.entity?.string ?? "?"
                     let path = f.path.map { TraceEvent.DecodeFailure.foldIndices($0.string) } ?? "(no path)"

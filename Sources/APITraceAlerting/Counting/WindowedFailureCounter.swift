@@ -42,7 +42,8 @@ public struct WindowedFailureCounter: Sendable {
             // left out, sample rates bounded); entries from before them never match.
             return ["outcomes-1", r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
                     f.statuses.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ","), "\(f.transport)", "\(f.decodeFailures)",
-                    f.includeErrors.joined(separator: ","), f.excludeErrors.joined(separator: ","), "\(bucketMilliseconds)"]
+                    f.includeErrors.joined(separator: ","), f.excludeErrors.joined(separator: ","), r.latencyMs.map { "latency \($0)" } ?? "",
+                    "\(bucketMilliseconds)"]
                 .joined(separator: "\u{1}")
         }
     }

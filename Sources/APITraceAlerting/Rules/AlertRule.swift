@@ -18,6 +18,13 @@ public struct AlertRule: Sendable, Equatable {
     public var burnRateWindows: [BurnRateWindow]
     /// Detection against the traffic's own baseline, when set.
     public var spike: SpikeDetection?
+    /// Every detection also needs the failure ratio of this most recent window above its
+    /// threshold, so a detection stops within minutes of recovery instead of when its long windows
+    /// drain, and an incident resolves ``resolveAfter`` later; default 3 m.
+    public var recentWindow: AlertDuration
+    /// For a latency rule: a request slower than this (milliseconds) is a bad event against ``slo``,
+    /// whatever its status; `nil` for an error rule.
+    public var latencyMs: Double?
     /// Fewer requests than this in a window and that window never fires.
     public var minRequests: Int
     /// Confidence of the Wilson lower bound the failure ratio must clear (`nil`: no check).
@@ -38,11 +45,14 @@ public struct AlertRule: Sendable, Equatable {
     /// Creates a rule; every detail but the name has the documented default.
     public init(
         name: String, scope: Scope = .init(), failure: FailureDefinition = .init(), slo: Double? = nil,
-        burnRateWindows: [BurnRateWindow] = BurnRateWindow.sreWorkbookDefaults, spike: SpikeDetection? = nil,
+        burnRateWindows: [BurnRateWindow] = BurnRateWindow.defaults, spike: SpikeDetection? = nil,
+        recentWindow: AlertDuration = .minutes(3), latencyMs: Double? = nil,
         minRequests: Int = 20, confidence: Double? = 0.95, severity: Severity = .critical, notify: [String] = [],
-        repeatInterval: AlertDuration = .hours(4), resolveAfter: AlertDuration = .minutes(15),
+        repeatInterval: AlertDuration = .hours(4), resolveAfter: AlertDuration = .minutes(10),
         evidenceWindow: AlertDuration? = nil, line: Int? = nil
     ) {
+        self.recentWindow = recentWindow
+        self.latencyMs = latencyMs
         self.name = name
         self.scope = scope
         self.failure = failure

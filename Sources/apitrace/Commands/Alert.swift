@@ -9,8 +9,8 @@ extension APITrace {
         static let configuration = CommandConfiguration(
             abstract: "Evaluate alert rules over traces and page on error-rate spikes (run it every minute from cron).",
             discussion: """
-                Exit status: 0 evaluated and every due notification delivered; 1 a delivery failed (kept in the \
-                state and retried next run, or refused with a 4xx); 2 invalid rules file or unset secret variable; \
+                Exit status: 0 evaluated and every due notification delivered; 1 a delivery failed or was refused \
+                (kept in the state and retried next run); 2 invalid rules file or unset secret variable; \
                 3 state file unreadable or unwritable; 4 another run held the state lock for --lock-timeout; \
                 64 bad command line. See Docs/alerting.md.
                 """
