@@ -26,6 +26,9 @@ if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 config=${FUZZ_CONFIG:-release}
 nice_level=${FUZZ_NICE:-19}
 scratch="$root/.build-fuzz"
+# Swift's own crash backtracer trips AddressSanitizer (it copies stack memory); libFuzzer prints the
+# stack of a trap itself.
+export SWIFT_BACKTRACE=enable=no
 
 max_len() {
   case "$1" in
