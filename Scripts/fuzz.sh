@@ -30,6 +30,14 @@ scratch="$root/.build-fuzz"
 # stack of a trap itself.
 export SWIFT_BACKTRACE=enable=no
 
+# libFuzzer dictionary per target (field names and edge values), when one exists.
+dictionary() {
+  case "$1" in
+    file-reader) echo "Fuzz/Dictionaries/trace-line.dict" ;;
+    *) [ -f "Fuzz/Dictionaries/$1.dict" ] && echo "Fuzz/Dictionaries/$1.dict" ;;
+  esac
+}
+
 max_len() {
   case "$1" in
     timestamp) echo 64 ;;
@@ -62,6 +70,13 @@ while IFS= read -r line; do
   # Every fifth line also as a tiny file behind the header, plain.
   if [ $((n % 5)) -eq 2 ]; then printf '%s\n%s\n' "$header" "$line" > "$seeds/file-reader/line-$n.jsonl"; fi
 done < "$sample"
+# Fields the sample does not hold but producers write: a sampled success, counts of suppressed
+# errors, a dropped count; each next to a real line so the fuzzer can move the numbers.
+grep '"type":"request".*"status":200' "$sample" | head -n 3 | sed 's/^{/{"sample_rate":0.25,/' > "$seeds/trace-line/sampled.jsonl"
+grep '"type":"error"' "$sample" | head -n 2 | sed 's/^{/{"suppressed":12,/' > "$seeds/trace-line/suppressed.jsonl"
+grep '"type":"dropped"' "$sample" | head -n 1 > "$seeds/trace-line/dropped.jsonl"
+cat "$seeds/trace-line/sampled.jsonl" "$seeds/trace-line/suppressed.jsonl" "$seeds/trace-line/dropped.jsonl" |
+  { printf '%s\n' "$header"; cat; } > "$seeds/file-reader/fields.jsonl"
 head -n 12 "$sample" > "$seeds/trace-line/first-lines.jsonl"
 head -n 6 "$sample" > "$seeds/file-reader/first-lines.jsonl"
 head -n 6 "$sample" | gzip -c > "$seeds/file-reader/first-lines.jsonl.gz"
@@ -93,13 +108,18 @@ for t in "${targets[@]}"; do
   [ "$seconds" -gt 0 ] || continue
   echo "== $t: fuzzing for $seconds s"
   log="$scratch/fuzzing/$t.log"
+  dict=$(dictionary "$t")
   # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
   nice -n "$nice_level" "$bin" "$corpus" "$seeds/$t" \
     -max_total_time="$seconds" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 ${FUZZ_ARGS:-} > "$log" 2>&1
+    -artifact_prefix="$artifacts/" -print_final_stats=1 ${dict:+-dict="$dict"} ${FUZZ_ARGS:-} > "$log" 2>&1
   rc=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$')
   speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$')
+  if [ -z "$runs" ]; then  # fork mode prints no final stats: take its last status line
+    runs=$(grep -o '^#[0-9]*' "$log" | tail -n 1 | tr -d '#')
+    [ -n "$runs" ] && speed=$((runs / seconds))
+  fi
   echo "   runs: ${runs:-?}, exec/s: ${speed:-?}, corpus: $(find "$corpus" -type f | wc -l) files, log: $log"
   if [ $rc -ne 0 ] || grep -q "^==[0-9]*==ERROR\|Fatal error\|deadly signal" "$log"; then
     echo "fuzz.sh: $t: crash (libFuzzer exit $rc); reproducers in $artifacts/:" >&2
