@@ -6,13 +6,17 @@ import PackageDescription
 // A lower module never imports a higher one.
 let package = Package(
     name: "apitrace",
-    // Synchronization.Mutex needs macOS 15 and iOS 18.
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // The floors are what the code needs: ContinuousClock and Duration (macOS 13, iOS 16, tvOS 16,
+    // watchOS 9); locks are the format module's `Locked`, not Synchronization.Mutex (macOS 15 / iOS 18).
+    // Nothing in the libraries is Linux-only outside `#if` (Scripts/check-portability.sh checks).
+    // Inferred, not built: this machine cannot build for Apple platforms.
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
         .library(name: "APITraceSSE", targets: ["APITraceSSE"]),
         .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
+        .library(name: "APITraceDistributedTracing", targets: ["APITraceDistributedTracing"]),
         .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
         .library(name: "APITraceAnalysis", targets: ["APITraceAnalysis"]),
         .library(name: "APITraceUpload", targets: ["APITraceUpload"]),
@@ -31,6 +35,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+        // Only the AsyncHTTPClient sample and its test use it; no library links it.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
     ],
     targets: [
         .systemLibrary(
@@ -47,7 +54,9 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // Apple's privacy manifest: file metadata (a required-reason API) is read.
+            resources: [.copy("Resources/PrivacyInfo.xcprivacy")]
         ),
         .target(
             name: "APITraceSSE",
@@ -63,6 +72,14 @@ let package = Package(
                 "APITraceCapture",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "APITraceDistributedTracing",
+            dependencies: [
+                "APITraceCapture",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -120,8 +137,10 @@ let package = Package(
                 "APITraceAlerting",
                 "APITraceAnalysis",
                 "APITraceUpload",
+                "APITraceDistributedTracing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -145,6 +164,23 @@ let package = Package(
             name: "OtecNewsClient",
             dependencies: ["APITraceCapture", "APITraceSSE"],
             path: "Samples/NewsClient"
+        ),
+        .target(
+            name: "OtecNewsServerSideClient",
+            dependencies: [
+                "APITraceCapture",
+                "APITraceDistributedTracing",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Samples/NewsServerSideClient"
+        ),
+        .target(
+            name: "OtecNewsFutureClient",
+            dependencies: ["APITraceCapture"],
+            path: "Samples/NewsFutureClient"
         ),
         .executableTarget(
             name: "apitrace-demo",
@@ -203,6 +239,23 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "APITraceDistributedTracingTests",
+            dependencies: [
+                "APITraceTestSupport",
+                "APITraceCapture",
+                "APITraceDistributedTracing",
+                "OtecNewsServer",
+                "OtecNewsServerSideClient",
+                "OtecNewsFutureClient",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "APITraceOpenAPITests",
             dependencies: [
                 "APITraceTestSupport",
@@ -233,6 +286,10 @@ let package = Package(
         .testTarget(
             name: "APITraceAnalysisTests",
             dependencies: ["APITraceAnalysis", "APITraceFormat"]
+        ),
+        .testTarget(
+            name: "APITraceCLITests",
+            dependencies: ["APITraceTestSupport", "APITraceFormat", "apitrace"]
         ),
         .executableTarget(
             name: "trace-uploader-fixture",

@@ -1,8 +1,18 @@
 #!/bin/sh
 # Installs the reference tools some tests check apitrace's output against, when they are missing:
-# prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
+# Prometheus Alertmanager, prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
 # collection queries. Run once before `swift test` (CI does, from .ci/run).
 set -eu
+
+# Prometheus Alertmanager (Debian package `prometheus-alertmanager`) for the alertmanager notifier's
+# test, which starts a real one on 127.0.0.1. apt-get update runs once, only when it is missing
+# (and not at all if .ci/run already ran it: APT_UPDATED=1).
+if ! command -v prometheus-alertmanager >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  if [ "${APT_UPDATED:-0}" != 1 ]; then apt-get update -qq >/dev/null 2>&1 || true; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-alertmanager >/dev/null 2>&1 ||
+    echo "note: could not install prometheus-alertmanager; the Alertmanager test will be skipped" >&2
+fi
+
 if python3 -c 'import prometheus_client, duckdb, chdb' 2>/dev/null; then
   exit 0
 fi

@@ -1,8 +1,9 @@
 import APITraceFormat
 import Foundation
 
-/// One `apitrace alert` evaluation: count the traces, detect, update incidents under the state
-/// lock, deliver pages, and say what happened in an exit status cron can act on.
+/// One `apitrace alert` evaluation: count the traces and detect (no lock); evaluate the incidents
+/// and claim the notifications due under the state lock; deliver them without the lock; record
+/// the outcome under the lock again; and say what happened in an exit status cron can act on.
 ///
 /// ```swift
 /// let rules = try AlertRules.load(path: "alert-rules.yaml")
@@ -105,26 +106,87 @@ public struct AlertRunner: Sendable {
         outcome.problems += counted.warnings.map { "warning: \($0)" }
         let detections = rules.rules.indices.map { RuleDetector.evaluate(rules.rules[$0], counts: counted.counts[$0], at: now) }
         let store = StateStore(path: options.statePath)
-        do {
-            if options.dryRun {
+        if options.dryRun {
+            do {
                 var state = try store.read()
-                await evaluate(&state, detections: detections, now: now, outcome: &outcome)
-            } else {
-                try await store.withLock(timeout: options.lockTimeout) { state in
-                    await retryPending(&state, outcome: &outcome)
-                    await evaluate(&state, detections: detections, now: now, outcome: &outcome)
-                    state.pruneMutes(at: now)
-                    state.lastRun = options.now.rfc3339
-                }
+                let due = evaluate(&state, detections: detections, now: now, outcome: &outcome)
+                for delivery in due { show(delivery, outcome: &outcome) }
+            } catch {
+                outcome.problems.append("\(error)")
+                outcome.status = .stateError
             }
-        } catch let failure as StateStore.Failure {
+            return outcome
+        }
+        // The evidence of a page due is read from the traces before taking the lock, as the counts are:
+        // a peek at the state says which rules will page (under the lock, a rule the peek missed reads it then).
+        let tallies = evidenceLikelyNeeded(store: store, detections: detections, now: now)
+        // 1. Under the lock: evaluate, update the incidents, and claim what is to be delivered.
+        let due: [Delivery]
+        do {
+            due = try await store.withLock(timeout: options.lockTimeout) { state in
+                let wall = Self.wallClock()
+                var due = claimPending(&state, wallClock: wall, outcome: &outcome)
+                due += evaluate(&state, detections: detections, now: now, tallies: tallies, outcome: &outcome)
+                // One incident's notifications reach a notifier in order: none overtakes an earlier one
+                // that another run is delivering (a resolve before its trigger would leave a page open).
+                let mine = Set(due.map(\.id))
+                let busy = Set(state.pending.filter { $0.isClaimed(at: wall) && !mine.contains($0.id ?? "") }.map(Delivery.orderKey))
+                let waiting = due.filter { !$0.isRefresh && busy.contains($0.orderKey) }
+                for d in waiting where !state.pending.contains(where: { $0.id == d.id }) {
+                    state.pending.append(PendingDelivery(id: d.id, notifier: d.notifier.name, notification: d.notification, attempts: 0, lastError: ""))
+                }
+                due.removeAll { d in waiting.contains { $0.id == d.id } }
+                let claim = wall + claimLength(of: due)
+                for d in due where !d.isRefresh {
+                    if let i = state.pending.firstIndex(where: { $0.id == d.id }) {
+                        state.pending[i].claimedUntil = claim
+                    } else {
+                        state.pending.append(PendingDelivery(
+                            id: d.id, notifier: d.notifier.name, notification: d.notification, attempts: 0, lastError: "", claimedUntil: claim))
+                    }
+                }
+                state.pruneMutes(at: now)
+                state.lastRun = options.now.rfc3339
+                return due
+            }
+        } catch {
+            record(stateFailure: error, outcome: &outcome)
+            return outcome
+        }
+        guard !due.isEmpty else { return outcome }
+        // 2. Deliver without the lock: an overlapping run evaluates meanwhile and leaves claimed deliveries alone.
+        var results: [(Delivery, NotificationSender.Outcome)] = []
+        var undelivered = Set<String>()
+        for delivery in due {
+            if !delivery.isRefresh, undelivered.contains(delivery.orderKey) {
+                results.append((delivery, .failed(attempts: 0, reason: "an earlier notification of this incident to \(delivery.notifier.name) is not delivered yet; sent after it")))
+                continue
+            }
+            let result = await deliver(delivery, outcome: &outcome)
+            if case .delivered = result {} else if !delivery.isRefresh { undelivered.insert(delivery.orderKey) }
+            results.append((delivery, result))
+        }
+        // 3. Under the lock again, on the state as it is now: record what was delivered and what failed.
+        do {
+            try await store.withLock(timeout: options.lockTimeout) { state in
+                for (delivery, result) in results { record(result, of: delivery, in: &state, outcome: &outcome) }
+                capPending(&state, outcome: &outcome)
+            }
+        } catch {
+            outcome.problems.append("the outcome of \(results.count) deliver\(results.count == 1 ? "y" : "ies") could not be recorded; undelivered ones are retried once their claim expires")
+            record(stateFailure: error, outcome: &outcome)
+        }
+        return outcome
+    }
+
+    private func record(stateFailure error: any Error, outcome: inout Outcome) {
+        if let failure = error as? StateStore.Failure {
             outcome.problems.append(failure.description)
             outcome.status = failure.isLockTimeout ? .locked : .stateError
-        } catch {
+        } else {
             outcome.problems.append("state: \(error)")
             outcome.status = .stateError
         }
-        return outcome
     }
 
     /// What failed in a rule's evidence window: read only when a page is due, so routine runs skip it.
@@ -133,13 +195,33 @@ public struct AlertRunner: Sendable {
         return WindowedFailureCounter(rules: [rule], ranges: [range], evidenceRanges: [range]).count(paths: [options.traceDirectory]).evidence[0]
     }
 
-    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, outcome: inout Outcome) async {
+    /// The evidence tallies of the rules that would page if the state stays as it is now.
+    private func evidenceLikelyNeeded(store: StateStore, detections: [Detection], now: Int64) -> [String: EvidenceTally] {
+        guard var peek = try? store.read() else { return [:] }
+        var tallies: [String: EvidenceTally] = [:]
+        for (i, rule) in rules.rules.enumerated() {
+            var needed = false
+            _ = IncidentTracker.advance(&peek, rule: rule, detection: detections[i], evidence: {
+                needed = true
+                return AlertEvidence(rule: rule, detection: detections[i], tally: EvidenceTally(), traceDirectory: options.traceDirectory)
+            }, at: now)
+            if needed { tallies[rule.name] = evidence(for: rule, at: now) }
+        }
+        return tallies
+    }
+
+    /// Advances every rule's incident; returns the deliveries its notifications need.
+    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, tallies: [String: EvidenceTally] = [:],
+                          outcome: inout Outcome) -> [Delivery] {
         let stamp = options.now.rfc3339
+        var due: [Delivery] = []
         for (i, rule) in rules.rules.enumerated() {
             let detection = detections[i]
             let (transition, notification) = IncidentTracker.advance(
                 &state, rule: rule, detection: detection,
-                evidence: { AlertEvidence(rule: rule, detection: detection, tally: evidence(for: rule, at: now), traceDirectory: options.traceDirectory) }, at: now)
+                evidence: {
+                    AlertEvidence(rule: rule, detection: detection, tally: tallies[rule.name] ?? evidence(for: rule, at: now), traceDirectory: options.traceDirectory)
+                }, at: now)
             outcome.transitions[rule.name] = transition
             let incident = state.incidents[rule.name]?.id ?? state.closed.last?.id ?? "-"
             switch transition {
@@ -153,60 +235,51 @@ public struct AlertRunner: Sendable {
                     outcome.lines.append("\(stamp) \(rule.name) \(transition.rawValue): \(detection.headline.map(Self.describe) ?? "no traffic")")
                 }
             }
-            guard let notification else { continue }
-            for name in rule.notify {
-                guard let notifier = rules.notifiers[name] else { continue }
-                if notification.action == .resolve, !notifier.sendResolved { continue }
-                await send(notification, via: notifier, state: &state, outcome: &outcome, previousAttempts: 0)
+            if let notification {
+                for name in rule.notify {
+                    guard let notifier = rules.notifiers[name] else { continue }
+                    if notification.action == .resolve, !notifier.sendResolved { continue }
+                    due.append(Delivery(notifier: notifier, notification: notification))
+                }
+            } else if let open = state.incidents[rule.name], open.lastTriggered != nil {
+                due += alertmanagerRefreshes(of: open, rule: rule, at: now)
             }
         }
+        return due
     }
 
-    private func retryPending(_ state: inout AlertState, outcome: inout Outcome) async {
-        let pending = state.pending
-        state.pending = []
-        for item in pending {
+    /// Alertmanager expects a firing alert to be re-sent before its `endsAt`: one re-send per run
+    /// while the incident is open (firing, recovering or muted after it paged).
+    private func alertmanagerRefreshes(of incident: Incident, rule: AlertRule, at now: Int64) -> [Delivery] {
+        let targets = rule.notify.compactMap { rules.notifiers[$0] }.filter { $0.kind == .alertmanager }
+        guard !targets.isEmpty else { return [] }
+        let since = TraceTimestamp(millisecondsSince1970: incident.started - rule.evidenceWindow.milliseconds)
+        let refresh = AlertNotification(
+            action: .trigger, rule: rule.name, incidentID: incident.id, severity: rule.severity,
+            summary: incident.summary ?? "\(rule.name) firing", timestamp: .init(millisecondsSince1970: now), isRepeat: true,
+            scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started),
+            reportCommand: "apitrace report --since \(since.rfc3339) \(AlertEvidence.shellQuoted(options.traceDirectory))")
+        return targets.map { Delivery(notifier: $0, notification: refresh, isRefresh: true) }
+    }
+
+    /// Takes the failed deliveries of earlier runs that no run is delivering now.
+    private func claimPending(_ state: inout AlertState, wallClock: Int64, outcome: inout Outcome) -> [Delivery] {
+        for i in state.pending.indices where state.pending[i].id == nil { state.pending[i].id = UUID().uuidString }  // older state files
+        var due: [Delivery] = []
+        state.pending.removeAll { item in
+            guard !item.isClaimed(at: wallClock) else { return false }
             guard let notifier = rules.notifiers[item.notifier] else {
                 outcome.problems.append("dropped an undelivered \(item.notification.action.rawValue) of \(item.notification.rule): notifier \(item.notifier) is no longer in the rules file")
-                continue
+                return true
             }
-            outcome.lines.append("\(options.now.rfc3339) \(item.notification.rule) RETRY \(item.notification.action.rawValue) \(item.notification.incidentID) (failed \(item.attempts) time\(item.attempts == 1 ? "" : "s") before)")
-            await send(item.notification, via: notifier, state: &state, outcome: &outcome, previousAttempts: item.attempts)
-        }
-    }
-
-    private func send(_ notification: AlertNotification, via notifier: NotifierConfiguration, state: inout AlertState, outcome: inout Outcome, previousAttempts: Int) async {
-        var environment = options.environment
-        if options.dryRun {
-            for variable in [notifier.routingKeyEnvironmentVariable, notifier.urlEnvironmentVariable].compactMap({ $0 }) where (environment[variable] ?? "").isEmpty {
-                environment[variable] = "https://unset.invalid/"
+            let previous = item.attempts
+            if previous > 0 {
+                outcome.lines.append("\(options.now.rfc3339) \(item.notification.rule) RETRY \(item.notification.action.rawValue) \(item.notification.incidentID) (failed \(previous) time\(previous == 1 ? "" : "s") before)")
             }
+            due.append(Delivery(id: item.id!, notifier: notifier, notification: item.notification, previousAttempts: previous))
+            return false
         }
-        let request: NotificationRequest
-        do {
-            request = try NotificationRequest(notification, for: notifier, environment: environment, source: options.source)
-        } catch {
-            outcome.problems.append(error.description)
-            outcome.status = .configurationError
-            return
-        }
-        if options.dryRun {
-            outcome.lines.append("  would send to \(notifier.name) (\(notifier.kind.rawValue), \(request.displayDestination)):")
-            outcome.lines.append("  " + String(decoding: request.redactedBody, as: UTF8.self))
-            return
-        }
-        let result = await options.sender.deliver(request)
-        switch result {
-        case .delivered(let attempts):
-            outcome.lines.append("  -> \(notifier.name) (\(notifier.kind.rawValue)): delivered\(attempts > 1 ? " after \(attempts) attempts" : "")")
-        case .failed(let attempts, let reason):
-            outcome.problems.append("\(notifier.name): delivery of \(notification.action.rawValue) for \(notification.rule) failed (\(reason)); kept for the next run")
-            state.pending.append(PendingDelivery(notifier: notifier.name, notification: notification, attempts: previousAttempts + attempts, lastError: reason))
-            if outcome.status == .ok { outcome.status = .deliveryFailed }
-        case .rejected(let reason):
-            outcome.problems.append("\(notifier.name): \(notification.action.rawValue) for \(notification.rule) refused (\(reason)); not retried: check the notifier's key or URL")
-            if outcome.status == .ok { outcome.status = .deliveryFailed }
-        }
+        return due
     }
 
     static func describe(_ c: Detection.WindowCheck) -> String {

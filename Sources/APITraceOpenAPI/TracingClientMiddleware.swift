@@ -14,9 +14,13 @@ import OpenAPIRuntime
 /// )
 /// ```
 ///
-/// The route comes from ``routes`` by operation id, otherwise from the path with ids replaced by
+/// The route comes from ``routes`` by operation id (read them from the OpenAPI document with
+/// ``OpenAPIRoutes/load(contentsOf:)``), otherwise from the path with ids replaced by
 /// ``APITraceCapture/RouteNormalizer``. The duration ends when the response head arrives: the body
 /// is streamed to the caller afterwards. `bytes_in` is the response's known length or `Content-Length`.
+///
+/// Responses that fail to decode are recorded by ``APITraceCapture/Tracer/recordingDecodeFailures(entity:_:)``
+/// around the client call, with the route this middleware chose.
 public struct TracingClientMiddleware: ClientMiddleware {
     /// Where events go.
     public let tracer: Tracer
@@ -46,48 +50,36 @@ public struct TracingClientMiddleware: ClientMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request
-        var traceID: String?
-        if injectsTraceParent {
-            let name = HTTPField.Name("traceparent")!
-            if let existing = request.headerFields[name], let parent = TraceParent(headerValue: existing) {
-                traceID = parent.traceID
-            } else {
-                let parent = TraceParent.random()
-                request.headerFields[name] = parent.headerValue
-                traceID = parent.traceID
-            }
-        }
         let route = routes[operationID] ?? normalizer.normalize(Self.join(baseURL.path, request.path ?? "/"))
+        OpenAPICallContext.current?.route = route
         let bytesOut: Int64? = switch body?.length {
         case .known(let count): count
         case .unknown: nil
         case nil: 0
         }
-        let method = request.method.rawValue
-        let clock = ContinuousClock()
-        let start = clock.now
+        let traced: TracedRequest
+        if injectsTraceParent {
+            let name = HTTPField.Name("traceparent")!
+            // The URL only carries the host here: the route is already known.
+            traced = tracer.startRequest(
+                method: request.method.rawValue, url: baseURL, route: route, bytesOut: bytesOut,
+                traceParent: request.headerFields[name], injectsTraceParent: true
+            )
+            if let header = traced.traceParentHeader { request.headerFields[name] = header }
+        } else {
+            traced = tracer.startRequest(method: request.method.rawValue, url: baseURL, route: route, bytesOut: bytesOut)
+        }
         do {
             let (response, responseBody) = try await next(request, body, baseURL)
-            let elapsed = start.duration(to: clock.now)
             let bytesIn: Int64? = switch responseBody?.length {
             case .known(let count): count
             case .unknown: response.headerFields[.contentLength].flatMap { Int64($0) }
             case nil: 0
             }
-            tracer.record(TraceEvent(traceID: traceID, .request(.init(
-                method: method, route: route, host: baseURL.host, status: response.status.code,
-                durationMs: Self.milliseconds(elapsed), bytesIn: bytesIn, bytesOut: bytesOut
-            ))))
-            tracer.log(.debug, "\(method) \(route) -> \(response.status.code) [\(operationID)]")
+            traced.finish(status: response.status.code, bytesIn: bytesIn)
             return (response, responseBody)
         } catch {
-            let elapsed = start.duration(to: clock.now)
-            let identity = ErrorIdentity.of(error)
-            tracer.record(TraceEvent(traceID: traceID, .request(.init(
-                method: method, route: route, host: baseURL.host, status: nil,
-                durationMs: Self.milliseconds(elapsed), bytesOut: bytesOut, error: identity
-            ))))
-            tracer.log(.warning, "\(method) \(route) failed [\(operationID)]: \(identity): \(error)")
+            traced.fail(error)
             throw error
         }
     }
@@ -95,9 +87,5 @@ public struct TracingClientMiddleware: ClientMiddleware {
     private static func join(_ base: String, _ path: String) -> String {
         let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
         return trimmed + (path.hasPrefix("/") ? path : "/" + path)
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 }

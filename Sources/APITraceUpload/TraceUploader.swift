@@ -115,9 +115,7 @@ public final class TraceUploader: @unchecked Sendable {
     }
 
     private static func modificationTime(_ path: String) -> Double {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return .infinity }
-        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        FileStatus(path: path)?.modifiedSeconds ?? .infinity
     }
 
     private static func isSamePath(_ a: String, _ b: String?) -> Bool {

@@ -1,6 +1,8 @@
 import APITraceCapture
+import APITraceDistributedTracing
 import Foundation
 import Logging
+import Tracing
 
 /// One measured case: per-call nanoseconds, median and 99th percentile.
 struct CaptureResult: Sendable {
@@ -51,6 +53,29 @@ struct CaptureCases: Sendable {
         results.append(await measureAsync("traced request, route template") { _ = try? await traced.perform(templated) })
         results.append(await measureAsync("traced request, route normalized from URL") { _ = try? await traced.perform(untemplated) })
         results.append(await measureAsync("traced request, template + traceparent") { _ = try? await withParent.perform(templated) })
+        // What TracedURLSession adds around a task: the lifecycle from a URLRequest's URL, no I/O.
+        let lifecycleURL = url
+        results.append(measure("URLSession wrapper lifecycle (start + finish)") {
+            tracer.startRequest(method: "GET", url: lifecycleURL).finish(status: 200, bytesIn: 512)
+        })
+        // What AsyncHTTPClient does per request with a tracer configured: one client span with its attributes.
+        let spanTracer = RequestSpanTracer(recorder: tracer)
+        results.append(measure("distributed-tracing span -> request (as AsyncHTTPClient)") {
+            spanTracer.withSpan("GET", ofKind: .client) { span in
+                span.attributes["http.request.method"] = "GET"
+                span.attributes["server.address"] = "api.example.com"
+                span.attributes["url.path"] = "/apps/42"
+                span.attributes["http.status_code"] = SpanAttribute.int64(200)
+            }
+        })
+        results.append(measure("distributed-tracing span, NoOpTracer (baseline)") {
+            NoOpTracer().withSpan("GET", ofKind: .client) { span in
+                span.attributes["http.request.method"] = "GET"
+                span.attributes["server.address"] = "api.example.com"
+                span.attributes["url.path"] = "/apps/42"
+                span.attributes["http.status_code"] = SpanAttribute.int64(200)
+            }
+        })
         results.append(measure("recordError, unlimited (every event written)") { errorTracer.recordError(SampleAppError.offline) })
         results.append(measure("recordError, default limit (10/min: suppressed)") { tracer.recordError(SampleAppError.offline) })
         results.append(measure("swift-log info, no-op handler (level check only)") { noop.info("GET /apps/{id} -> 200") })

@@ -167,16 +167,25 @@ import Testing
         }
     }
 
-    @Test func a4xxIsNotRetried() async throws {
+    @Test func a4xxIsKeptAsAFailedDeliveryNotDropped() async throws {
         let dir = TemporaryDirectory()
         _ = try Self.spikeTraces(in: dir)
         try await Receiver.with { receiver in
-            receiver.script("/v2/enqueue", [.init(status: 400, body: #"{"status":"invalid event","errors":["routing_key"]}"#)])
-            let run = try await Self.alert(dir, try Self.rules(receiver, in: dir), at: 0)
+            // 401: the key is wrong. Not retried within the run, but kept: fixing the key delivers it.
+            receiver.script("/v2/enqueue", [.init(status: 401, body: #"{"status":"unauthorized"}"#)])
+            let rules = try Self.rules(receiver, in: dir)
+            let run = try await Self.alert(dir, rules, at: 0)
             #expect(run.status == 1)
-            #expect(run.stderr.contains("HTTP 400") && run.stderr.contains("not retried"))
+            #expect(run.stderr.contains("HTTP 401") && run.stderr.contains("kept for the next run") && run.stderr.contains("check the notifier's key"))
             #expect(receiver.requests(to: "/v2/enqueue").count == 1)
-            #expect(try StateStore(path: dir.file("state.json")).read().pending.isEmpty)
+            var state = try StateStore(path: dir.file("state.json")).read()
+            #expect(state.pending.count == 1 && state.pending[0].attempts == 1 && state.pending[0].claimedUntil == nil)
+            #expect(state.incidents["api-errors"]?.pages == 0 && state.incidents["api-errors"]?.lastPaged == nil)
+            let next = try await Self.alert(dir, rules, at: 1)
+            #expect(next.status == 0, "\(next.stderr)")
+            state = try StateStore(path: dir.file("state.json")).read()
+            #expect(state.pending.isEmpty && state.incidents["api-errors"]?.pages == 1)
+            #expect(receiver.requests(to: "/v2/enqueue").map { $0.json["event_action"] as? String } == ["trigger", "trigger"])
         }
     }
 

@@ -36,7 +36,7 @@ import Testing
         #expect(sent.map(\.minute) == [0, 25])
         #expect(sent.map(\.action) == [.trigger, .resolve])
         #expect(state.incidents.isEmpty)
-        #expect(state.closed.count == 1 && state.closed[0].pages == 1)
+        #expect(state.closed.count == 1 && state.closed[0].triggers == 1 && state.closed[0].pages == 0)
     }
 
     @Test func aFlapWithinResolveAfterKeepsTheIncident() {
@@ -54,7 +54,7 @@ import Testing
         let sent = replay(Array(repeating: true, count: 130), state: &state)
         #expect(sent.map(\.minute) == [0, 60, 120])
         #expect(sent.map(\.repeat) == [false, true, true])
-        #expect(state.incidents["api"]?.pages == 3)
+        #expect(state.incidents["api"]?.triggers == 3)
     }
 
     @Test func aMutedIncidentIsRecordedNotPagedAndPagesWhenTheMuteEndsIfStillFiring() {
@@ -70,6 +70,6 @@ import Testing
         state.mutes = [Mute(id: "m1", rule: nil, created: start, until: start + 60 * minute, createdBy: nil, comment: nil)]
         let sent = replay(Array(repeating: true, count: 5) + Array(repeating: false, count: 20), state: &state)
         #expect(sent.isEmpty)
-        #expect(state.closed.count == 1 && state.closed[0].pages == 0 && state.closed[0].mutedEvaluations == 5)
+        #expect(state.closed.count == 1 && state.closed[0].triggers == 0 && state.closed[0].mutedEvaluations == 5)
     }
 }

@@ -21,10 +21,10 @@ import Testing
                 notifiers:
                   chat: {type: slack, webhook_url_env: SLACK_URL}
                   hook: {type: webhook, webhook_url_env: HOOK_URL}
-                  script: {type: command, command: 'cat > "$OUT_DIR/$APITRACE_ACTION.json"; env | grep ^APITRACE_ | sort > "$OUT_DIR/$APITRACE_ACTION.env"'}
+                  script: {type: command, command: 'cat > "$APITRACE_TEST_OUT/$APITRACE_ACTION.json"; env | grep ^APITRACE_ | sort > "$APITRACE_TEST_OUT/$APITRACE_ACTION.env"'}
                 """, in: dir)
             let slackSecret = receiver.url("/slack/T000/B000/XXXXsecret")
-            let env = ["SLACK_URL": slackSecret, "HOOK_URL": receiver.url("/hook"), "OUT_DIR": dir.path]
+            let env = ["SLACK_URL": slackSecret, "HOOK_URL": receiver.url("/hook"), "APITRACE_TEST_OUT": dir.path]
             for minute: Int64 in [0, 5, 10] {
                 let run = try await apitrace(["alert", dir.file("traces"), "--rules", rules, "--state", dir.file("s.json"), "--now", AlertCommandTests.at(minute)], environment: env)
                 #expect(run.status == 0, "\(run.stderr)")
@@ -80,19 +80,5 @@ import Testing
                                   summary: String(repeating: "x", count: 5000), timestamp: TraceFixture.now)
         #expect(n.summary.count == 1024)
         #expect(PagerDutyEvent(n, routingKey: "k", source: "h").payload?.summary.count == 1024)
-    }
-
-    @Test func retryAfterIsReadAsSecondsOrAnHTTPDate() {
-        #expect(NotificationSender.parseRetryAfter("2") == .seconds(2))
-        #expect(NotificationSender.parseRetryAfter(" 0.5 ") == .milliseconds(500))
-        #expect(NotificationSender.parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == .zero)  // in the past: no wait
-        let inTen = Date().addingTimeInterval(10)
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        let parsed = NotificationSender.parseRetryAfter(formatter.string(from: inTen))
-        #expect(parsed.map { $0 > .seconds(7) && $0 <= .seconds(10) } == true)
-        #expect(NotificationSender.parseRetryAfter("soon") == nil)
     }
 }

@@ -58,12 +58,22 @@ struct TraceFilterTests {
         #expect(versionOnly.filesFiltered == 2)
     }
 
-    @Test("files whose name says they started after --until are not opened")
+    @Test("files whose name says they started after --until (plus the skew slack) are not opened")
     func skipsLaterFilesByName() throws {
         let traces = try GeneratedTraces(events: 4000, files: 4, seed: 8)
-        let until = traces.generator.header(file: 2).started
+        let until = traces.generator.header(file: 2).started.adding(milliseconds: -TraceFileSelection.slack)
         let summary = TraceSummarizer(filter: TraceFilter(until: until)).summarize(files: traces.paths)
         #expect(summary.filesFiltered == 2)
         #expect(summary.events == traces.allEvents.filter { $0.timestamp < until }.count)
+    }
+
+    @Test("a file whose first events are stamped before its name's start is still read up to --until")
+    func skewedFileIsRead() throws {
+        let traces = try GeneratedTraces(events: 4000, files: 4, seed: 8)
+        // --until a minute after file 2 starts: file 2 can hold events before it, so it is opened.
+        let until = traces.generator.header(file: 2).started.adding(milliseconds: 60_000)
+        let summary = TraceSummarizer(filter: TraceFilter(until: until)).summarize(files: traces.paths)
+        #expect(summary.events == traces.allEvents.filter { $0.timestamp < until }.count)
+        #expect(summary.filesRead >= 3)
     }
 }

@@ -21,7 +21,8 @@ struct TracedJSONDecoderTests {
             }
             let failure = try #require(sink.events.first?.decodeFailure)
             #expect(sink.events.count == 1)
-            #expect(failure.entity == "AppsResponse")
+            #expect(failure.entity == "App")  // the model that failed, not the envelope
+            #expect(failure.message.hasPrefix("decoding AppsResponse: "))
             #expect(failure.kind == .keyNotFound)
             #expect(failure.path == "data.apps[1].stability")
             #expect(failure.key == "stability")
@@ -61,7 +62,7 @@ struct TracedJSONDecoderTests {
         #expect(failures.map(\.kind) == [.typeMismatch, .valueNotFound, .dataCorrupted])
         #expect(failures.map(\.path) == ["[0].stability", "[0].name", ""])
         #expect(failures.map(\.key) == ["stability", "name", nil])
-        #expect(failures.allSatisfy { $0.entity == "Array<App>" })
+        #expect(failures.map(\.entity) == ["App", "App", "Array<App>"])
     }
 
     @Test("a lossy array keeps the good elements and records each skipped one")
@@ -88,5 +89,31 @@ struct TracedJSONDecoderTests {
         let failures = sink.events.compactMap(\.decodeFailure)
         #expect(failures.map(\.path) == ["data.apps[0].name", "data.apps[2].id", "data.apps[3].id"])
         #expect(failures.map(\.kind) == [.keyNotFound, .keyNotFound, .typeMismatch])
+    }
+}
+
+@Suite("Decode failures name the model that failed")
+struct ModelTypeTests {
+    struct Envelope<Payload: Decodable & Sendable>: Decodable, Sendable { var data: Payload }
+    struct AppsPayload: Decodable, Sendable { var apps: [Product] }
+    struct Product: Decodable, Sendable { var id: Int; var latest: Build?; var tags: [String] }
+    struct Build: Decodable, Sendable { var version: String; var number: Int }
+
+    @Test("the innermost Decodable type at the failing path is the entity; the envelope starts the message", arguments: [
+        (#"{"data":{"apps":[{"id":1,"tags":[]},{"id":2,"latest":{"number":3},"tags":[]}]}}"#, "Build", "data.apps[1].latest.version"),
+        (#"{"data":{"apps":[{"id":1,"tags":[]},{"id":"x","tags":[]}]}}"#, "Product", "data.apps[1].id"),
+        (#"{"data":{"apps":[{"id":1,"tags":[1]}]}}"#, "Product", "data.apps[0].tags[0]"),
+        (#"{"data":{"items":[]}}"#, "AppsPayload", "data.apps"),
+    ])
+    func innermostModel(json: String, entity: String, path: String) throws {
+        let (tracer, sink) = makeTracer()
+        #expect(throws: DecodingError.self) {
+            _ = try TracedJSONDecoder(tracer: tracer).decode(Envelope<AppsPayload>.self, from: Data(json.utf8))
+        }
+        let failure = try #require(sink.events.first?.decodeFailure)
+        #expect(failure.path == path)
+        #expect(failure.entity == entity)
+        #expect(failure.message.hasPrefix("decoding Envelope<AppsPayload>: "))
+        #expect(sink.events.count == 1)  // the second decode records nothing
     }
 }

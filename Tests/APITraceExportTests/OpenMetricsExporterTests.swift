@@ -63,16 +63,18 @@ struct OpenMetricsExporterTests {
         let requests = events.compactMap { event -> TraceEvent.Request? in if case .request(let r) = event.payload { return r }; return nil }
         for route in ["/apps/{id}", "/news"] {
             let mine = requests.filter { $0.route == route }
+            // A sampled success stands for 1 / sample_rate requests in the histogram as in the counter.
+            func weight(_ r: TraceEvent.Request) -> Double { (r.status ?? 500) < 400 ? 1 / (r.sampleRate ?? 1) : 1 }
             let key = "http_request_method=\"GET\",server_address=\"api.example.com\",url_template=\"\(route)\""
-            #expect(samples["http_client_request_duration_seconds_count{\(key)}"] == Double(mine.count))
-            #expect(abs((samples["http_client_request_duration_seconds_sum{\(key)}"] ?? -1) - mine.reduce(0) { $0 + $1.durationMs / 1000 }) < 1e-6)
+            #expect(samples["http_client_request_duration_seconds_count{\(key)}"] == mine.reduce(0) { $0 + weight($1) })
+            #expect(abs((samples["http_client_request_duration_seconds_sum{\(key)}"] ?? -1) - mine.reduce(0) { $0 + weight($1) * $1.durationMs / 1000 }) < 1e-6)
             for bound in OpenMetricsExporter.durationBuckets {
-                let expected = mine.filter { $0.durationMs / 1000 <= bound }.count
+                let expected = mine.filter { $0.durationMs / 1000 <= bound }.reduce(0) { $0 + weight($1) }
                 let bucketKey = "http_request_method=\"GET\",le=\"\(bound)\",server_address=\"api.example.com\",url_template=\"\(route)\""
-                #expect(samples["http_client_request_duration_seconds_bucket{\(bucketKey)}"] == Double(expected), "le \(bound) \(route)")
+                #expect(samples["http_client_request_duration_seconds_bucket{\(bucketKey)}"] == expected, "le \(bound) \(route)")
             }
             let serverErrors = mine.filter { ($0.status ?? 0) >= 500 }.count
-            #expect(samples["apitrace_http_client_requests_total{error_class=\"server\",error_type=\"503\",http_request_method=\"GET\",http_response_status_code=\"503\",server_address=\"api.example.com\",url_template=\"\(route)\"}"] == (serverErrors > 0 ? Double(serverErrors) : nil))
+            #expect(samples["apitrace_http_client_requests_total{error_class=\"server\",error_type=\"503\",http_request_method=\"GET\",http_response_status_code=\"503\",outcome=\"server_error\",server_address=\"api.example.com\",url_template=\"\(route)\"}"] == (serverErrors > 0 ? Double(serverErrors) : nil))
         }
         let transport = requests.filter { $0.status == nil }.count
         #expect(samples.filter { $0.key.hasPrefix("apitrace_http_client_requests_total{error_class=\"transport\"") }.values.reduce(0, +) == Double(transport))
@@ -91,5 +93,19 @@ struct OpenMetricsExporterTests {
         exporter.add(TraceEvent(.error(.init(identity: "Weird\"Error\\x\nline", message: ""))))
         let samples = try parsedByPrometheusClient(exporter.text())
         #expect(samples["apitrace_recorded_errors_total{identity=\"Weird\"Error\\x\nline\"}"] == 1)
+    }
+
+    @Test("a route holding CR LF, other controls and combining marks cannot break the scrape")
+    func hostileLabels() throws {
+        var exporter = OpenMetricsExporter()
+        let hostile = "/a\r\n# EOF\r\nfake_total 1\u{1B}[2J\u{0301}\"\\"
+        exporter.add(TraceEvent(.request(.init(method: "GET", route: hostile, status: 200, durationMs: 5))))
+        exporter.add(TraceEvent(.request(.init(method: "GET", route: "/ok", status: 500, durationMs: 5))))
+        let text = exporter.text()
+        let samples = try parsedByPrometheusClient(text)
+        #expect(samples.keys.contains { $0.contains("url_template=\"/ok\"") })
+        #expect(!samples.keys.contains { $0.hasPrefix("fake_total") })
+        #expect(text.split(separator: "\n").filter { $0.hasPrefix("# EOF") }.count == 1)
+        #expect(!text.unicodeScalars.contains { $0 == "\r" || $0 == "\u{1B}" })
     }
 }

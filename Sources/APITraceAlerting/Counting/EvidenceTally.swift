@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// What failed during a rule's evidence window: routes, error identities, decode-failure paths.
 public struct EvidenceTally: Sendable, Equatable {
     /// Per route: failures and requests.
@@ -10,14 +12,24 @@ public struct EvidenceTally: Sendable, Equatable {
     /// Creates an empty tally.
     public init() {}
 
+    /// Most routes kept; the rest are tallied under `(other)`, so a file of random routes stays small.
+    static let maximumRoutes = 100
+
+    mutating func add(route: String, requests: Double, failures: Double) {
+        let key = routes[route] != nil || routes.count < Self.maximumRoutes - 1 ? route : "(other)"
+        var t = routes[key] ?? WindowTotals(requests: 0, failures: 0)
+        t.requests += requests
+        t.failures += failures
+        routes[key] = t
+    }
+
+    mutating func add(route: String, requests: Double, failed: Bool) {
+        add(route: route, requests: requests, failures: failed ? 1 : 0)
+    }
+
     mutating func merge(_ other: EvidenceTally) {
-        for (k, v) in other.routes {
-            var t = routes[k] ?? WindowTotals(requests: 0, failures: 0)
-            t.requests += v.requests
-            t.failures += v.failures
-            routes[k] = t
-        }
-        errorIdentities.merge(other.errorIdentities, uniquingKeysWith: +)
-        decodePaths.merge(other.decodePaths, uniquingKeysWith: +)
+        for (k, v) in other.routes { add(route: k, requests: v.requests, failures: v.failures) }
+        errorIdentities.mergeBounded(other.errorIdentities)
+        decodePaths.mergeBounded(other.decodePaths)
     }
 }

@@ -38,8 +38,12 @@ public struct WindowedFailureCounter: Sendable {
     var signatures: [String] {
         rules.map { r in
             let f = r.failure
-            return [r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
-                    f.statuses.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ","), "\(f.transport)", "\(f.decodeFailures)", "\(bucketMilliseconds)"]
+            // "outcomes-1": counts under the format's outcome and weight rules (client-side outcomes
+            // left out, sample rates bounded); entries from before them never match.
+            return ["outcomes-1", r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
+                    f.statuses.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ","), "\(f.transport)", "\(f.decodeFailures)",
+                    f.includeErrors.joined(separator: ","), f.excludeErrors.joined(separator: ","), r.latencyMs.map { "latency \($0)" } ?? "",
+                    "\(bucketMilliseconds)"]
                 .joined(separator: "\u{1}")
         }
     }
@@ -77,7 +81,11 @@ public struct WindowedFailureCounter: Sendable {
         let spans = Dictionary(selected.map { ($0.path, $0.finishedSpan) }) { a, _ in a }
         let cache = self.cache, signatures = self.signatures, rules = self.rules
         let perFile = ParallelTraceReader.map(selected.map(\.path)) { reader in
-            guard let cache, let span = spans[reader.path] ?? nil, let (size, modified) = Self.identity(of: reader.path) else {
+            // A file whose name claims a span longer than any writer's rotation (two files of one
+            // producer named years apart) is counted over this run's ranges only, never cached whole:
+            // memory follows the rules' windows, not file names.
+            guard let cache, let span = spans[reader.path] ?? nil, span.upperBound - span.lowerBound <= Self.maximumCachedSpan,
+                  let (size, modified) = Self.identity(of: reader.path) else {
                 return plan.scan(reader)
             }
             if let runs = cache.runs(for: reader.path, size: size, modified: modified, signatures: signatures) {
@@ -107,10 +115,11 @@ public struct WindowedFailureCounter: Sendable {
         return result
     }
 
+    /// Longest span (from names) of a file whose counts are cached whole: two days and the margins.
+    static let maximumCachedSpan: Int64 = 2 * 86_400_000 + 2 * 3_600_000
+
     /// Size and modification time (ns) of a file, which a cache entry must match.
     static func identity(of path: String) -> (Int64, Int64)? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        FileStatus(path: path).map { ($0.size, $0.modifiedNanoseconds) }
     }
 }

@@ -1,10 +1,13 @@
 /// Decides whether a rule fires at an instant from its bucketed counts.
 ///
 /// Burn rate: for each window pair, both windows must have at least `min_requests` requests,
-/// a failure ratio above `factor * (1 - slo)`, and (with a confidence check) a Wilson lower bound
-/// above that ratio too. Spike: the recent window's ratio must be at least `factor` times the
-/// baseline's and `min_increase` above it, with the same request and confidence guards, and the
-/// baseline must itself have `min_requests` requests.
+/// a failure ratio above the pair's threshold (``AlertRule/BurnRateWindow/thresholdRatio(slo:)``),
+/// and (with a confidence check) a Wilson lower bound above that ratio too. Spike: the recent
+/// window's ratio must be at least `factor` times the baseline's and `min_increase` above it, with
+/// the same request and confidence guards, and the baseline must itself have `min_requests`
+/// requests. Either way the rule's ``AlertRule/recentWindow`` must be above the threshold too
+/// (its ratio only: a quiet minute at night holds nothing back), so a detection ends minutes
+/// after the failures do.
 public enum RuleDetector {
     /// Evaluates `rule` at `now` (milliseconds since 1970).
     public static func evaluate(_ rule: AlertRule, counts: FailureCounts, at now: Int64) -> Detection {
@@ -12,16 +15,17 @@ public enum RuleDetector {
         var firing = false
         if let slo = rule.slo {
             let budget = 1 - slo
+            let recent = counts.totals(in: (now - rule.recentWindow.milliseconds)..<now)
             for pair in rule.burnRateWindows {
                 let label = "burn rate \(pair.long)/\(pair.short) > \(format(pair.factor))"
-                let threshold = min(1, pair.factor * budget)
+                let threshold = pair.thresholdRatio(slo: slo)
                 let windowChecks = [pair.long, pair.short].map { window in
                     check(rule, label: label, window: window, totals: counts.totals(in: (now - window.milliseconds)..<now), threshold: threshold) {
                         $0.burnRate = $0.totals.ratio / budget
                         $0.burnRateThreshold = pair.factor
                     }
                 }
-                let pairFires = windowChecks.allSatisfy(\.passed)
+                let pairFires = windowChecks.allSatisfy(\.passed) && recent.ratio > threshold
                 firing = firing || pairFires
                 checks.append(contentsOf: pairFires ? windowChecks.reversed() : windowChecks)
             }
@@ -32,6 +36,10 @@ public enum RuleDetector {
             let recent = counts.totals(in: (now - spike.window.milliseconds)..<now)
             let threshold = min(1, max(baseline.ratio * spike.factor, baseline.ratio + spike.minIncrease))
             var c = check(rule, label: label, window: spike.window, totals: recent, threshold: threshold) { $0.baselineRatio = baseline.ratio }
+            if c.passed, counts.totals(in: (now - rule.recentWindow.milliseconds)..<now).ratio <= threshold {
+                c.passed = false
+                c.heldBack = "the last \(rule.recentWindow) are back under the threshold"
+            }
             if baseline.requests < Double(rule.minRequests) {
                 if c.passed || c.totals.ratio > threshold { c.heldBack = "baseline has \(Int(baseline.requests)) requests, fewer than min_requests \(rule.minRequests)" }
                 c.passed = false

@@ -20,6 +20,12 @@ public struct AlertNotification: Sendable, Equatable, Codable {
     public var isRepeat: Bool
     /// The evidence, for triggers.
     public var evidence: AlertEvidence?
+    /// The rule's scope (`all`, `route=/apps/{id}`...), on every notification: Alertmanager's `scope` label.
+    public var scope: String?
+    /// When the incident started (RFC 3339): Alertmanager's `startsAt`.
+    public var incidentStarted: String?
+    /// The command showing the full report, when there is no evidence to carry it (Alertmanager re-sends).
+    public var reportCommand: String?
 
     /// What happened to the incident.
     public enum Action: String, Sendable, Equatable, Codable {
@@ -34,7 +40,8 @@ public struct AlertNotification: Sendable, Equatable, Codable {
 
     /// Creates a notification; the summary is cut to 1024 characters.
     public init(action: Action, rule: String, incidentID: String, severity: AlertRule.Severity, summary: String,
-                timestamp: TraceTimestamp, isRepeat: Bool = false, evidence: AlertEvidence? = nil) {
+                timestamp: TraceTimestamp, isRepeat: Bool = false, evidence: AlertEvidence? = nil,
+                scope: String? = nil, incidentStarted: TraceTimestamp? = nil, reportCommand: String? = nil) {
         self.action = action
         self.rule = rule
         self.incidentID = incidentID
@@ -43,6 +50,9 @@ public struct AlertNotification: Sendable, Equatable, Codable {
         self.timestamp = timestamp.rfc3339
         self.isRepeat = isRepeat
         self.evidence = evidence
+        self.scope = scope ?? evidence?.scope
+        self.incidentStarted = incidentStarted?.rfc3339
+        self.reportCommand = reportCommand ?? evidence?.reportCommand
     }
 
     /// The summary of a trigger, e.g.

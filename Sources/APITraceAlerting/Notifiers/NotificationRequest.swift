@@ -1,7 +1,12 @@
+import APITraceFormat
 import Foundation
 
 /// A notification rendered for one notifier: where it goes and the exact bytes, with the
 /// secrets filled in from the environment, and a redacted twin for printing.
+///
+/// Evidence from traces is cut to ``AlertEvidence/Limits/standard`` (and escaped for Slack); a
+/// second, smaller body within ``AlertEvidence/Limits/trimmed`` is kept for one more try when the
+/// service refuses the first as invalid or too large.
 public struct NotificationRequest: Sendable {
     /// The notifier.
     public var notifier: NotifierConfiguration
@@ -11,10 +16,16 @@ public struct NotificationRequest: Sendable {
     public var displayDestination: String
     /// The JSON body.
     public var body: Data
+    /// A smaller body, sent once if the service answers the first with 400 or 413.
+    public var trimmedBody: Data?
     /// The JSON body with secrets replaced, for `--dry-run` and messages.
     public var redactedBody: Data
-    /// Environment for command notifiers.
+    /// The whole environment of a command notifier's child: `PATH`, `HOME`, the `APITRACE_*`
+    /// variables of this process and the notification's own `APITRACE_*` variables; nothing else.
     public var commandEnvironment: [String: String] = [:]
+
+    /// The most PagerDuty accepts in one event is 512 KB; stay clear of it.
+    public static let pagerDutyBodyLimit = 500_000
 
     /// A notifier that cannot be used (a secret's variable is unset, a URL is malformed).
     public struct Unusable: Error, Sendable, CustomStringConvertible {
@@ -23,11 +34,12 @@ public struct NotificationRequest: Sendable {
     }
 
     /// Renders `notification` for `notifier`, reading secrets from `environment`.
-    public init(_ notification: AlertNotification, for notifier: NotifierConfiguration, environment: [String: String], source: String) throws(Unusable) {
+    ///
+    /// `wallClock` (ms since 1970, default now) places Alertmanager's `endsAt`: Alertmanager
+    /// compares it with its own clock, whatever instant the run evaluated.
+    public init(_ notification: AlertNotification, for notifier: NotifierConfiguration, environment: [String: String], source: String,
+                wallClock: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws(Unusable) {
         self.notifier = notifier
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         func secret(_ variable: String?, _ what: String) throws(Unusable) -> String? {
             guard let variable else { return nil }
             guard let value = environment[variable], !value.isEmpty else {
@@ -35,8 +47,9 @@ public struct NotificationRequest: Sendable {
             }
             return value
         }
-        let urlText = try secret(notifier.urlEnvironmentVariable, "URL") ?? notifier.url
-        displayDestination = notifier.urlEnvironmentVariable.map { "$\($0)" } ?? notifier.url ?? notifier.command ?? "-"
+        var urlText = try secret(notifier.urlEnvironmentVariable, "URL") ?? notifier.url
+        if notifier.kind == .alertmanager { urlText = urlText.map(NotifierConfiguration.alertmanagerAlertsURL) }
+        displayDestination = notifier.urlEnvironmentVariable.map { "$\($0)" } ?? urlText ?? notifier.command ?? "-"
         if notifier.kind != .command {
             guard let text = urlText, let url = URL(string: text), let scheme = url.scheme, scheme == "http" || scheme == "https" else {
                 throw Unusable(description: "notifier \(notifier.name): \(displayDestination) is not an http(s) URL")
@@ -47,24 +60,70 @@ public struct NotificationRequest: Sendable {
             switch notifier.kind {
             case .pagerduty:
                 let key = try secret(notifier.routingKeyEnvironmentVariable, "routing key") ?? ""
-                body = try encoder.encode(PagerDutyEvent(notification, routingKey: key, source: source))
-                redactedBody = try encoder.encode(PagerDutyEvent(notification, routingKey: "<redacted: $\(notifier.routingKeyEnvironmentVariable ?? "")>", source: source))
+                let redacted = "<redacted: $\(notifier.routingKeyEnvironmentVariable ?? "")>"
+                body = try Self.encode(PagerDutyEvent(notification, routingKey: key, source: source, limits: .standard))
+                trimmedBody = try Self.encode(PagerDutyEvent(notification, routingKey: key, source: source, limits: .trimmed))
+                if body.count > Self.pagerDutyBodyLimit, let trimmedBody {
+                    body = trimmedBody.count > Self.pagerDutyBodyLimit
+                        ? try Self.encode(PagerDutyEvent(notification.withoutEvidence, routingKey: key, source: source, limits: .trimmed))
+                        : trimmedBody
+                }
+                redactedBody = try Self.encode(PagerDutyEvent(notification, routingKey: redacted, source: source, limits: .standard))
             case .slack:
-                body = try encoder.encode(SlackMessage(notification))
+                body = try Self.encode(SlackMessage(notification, limits: .standard))
+                trimmedBody = try Self.encode(SlackMessage(notification.withoutEvidence, limits: .trimmed))
+                redactedBody = body
+            case .alertmanager:
+                // Alertmanager's keys are camelCase (`startsAt`): no snake_case conversion.
+                body = try Self.encode([AlertmanagerAlert(notification, endsAfter: notifier.endsAfter, wallClock: wallClock, summaryLimit: 1024)], snakeCase: false)
+                trimmedBody = try Self.encode([AlertmanagerAlert(notification, endsAfter: notifier.endsAfter, wallClock: wallClock, summaryLimit: 200)], snakeCase: false)
                 redactedBody = body
             case .webhook, .command:
-                body = try encoder.encode(notification)
+                body = try Self.encode(notification.limited(.standard))
+                trimmedBody = try Self.encode(notification.limited(.trimmed))
                 redactedBody = body
-                commandEnvironment = [
-                    "APITRACE_ACTION": notification.action.rawValue, "APITRACE_RULE": notification.rule,
-                    "APITRACE_INCIDENT": notification.incidentID, "APITRACE_SEVERITY": notification.severity.rawValue,
-                    "APITRACE_SUMMARY": notification.summary, "APITRACE_REPEAT": notification.isRepeat ? "1" : "0",
-                ]
+                if notifier.kind == .command {
+                    commandEnvironment = Self.childEnvironment(of: environment).merging([
+                        "APITRACE_ACTION": notification.action.rawValue, "APITRACE_RULE": notification.rule,
+                        "APITRACE_INCIDENT": notification.incidentID, "APITRACE_SEVERITY": notification.severity.rawValue,
+                        "APITRACE_SUMMARY": notification.summary, "APITRACE_REPEAT": notification.isRepeat ? "1" : "0",
+                    ]) { $1 }
+                }
             }
         } catch let error as Unusable {
             throw error
         } catch {
             throw Unusable(description: "notifier \(notifier.name): cannot encode the notification: \(error)")
         }
+    }
+
+    /// What a command notifier's child inherits: `PATH`, `HOME` and `APITRACE_*`, never the notifiers' secrets.
+    static func childEnvironment(of environment: [String: String]) -> [String: String] {
+        var child = environment.filter { $0.key == "PATH" || $0.key == "HOME" || $0.key.hasPrefix("APITRACE_") }
+        if child["PATH"] == nil { child["PATH"] = "/usr/local/bin:/usr/bin:/bin" }
+        return child
+    }
+
+    private static func encode(_ value: some Encodable, snakeCase: Bool = true) throws -> Data {
+        let encoder = JSONEncoder()
+        if snakeCase { encoder.keyEncodingStrategy = .convertToSnakeCase }
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
+    }
+}
+
+extension AlertNotification {
+    /// The notification with its evidence within `limits`.
+    func limited(_ limits: AlertEvidence.Limits) -> AlertNotification {
+        var n = self
+        n.evidence = evidence?.limited(limits)
+        return n
+    }
+
+    /// The notification without evidence: the last resort for a body a service keeps refusing.
+    var withoutEvidence: AlertNotification {
+        var n = self
+        n.evidence = nil
+        return n
     }
 }

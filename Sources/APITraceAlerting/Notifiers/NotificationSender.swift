@@ -1,3 +1,4 @@
+import APITraceFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -6,9 +7,11 @@ import FoundationNetworking
 /// Delivers rendered notifications: HTTP POSTs with retries, or a command run.
 ///
 /// HTTP: 2xx is delivered; 429, 5xx and network errors are retried with exponential backoff
-/// (honouring `Retry-After`, capped at ``maxRetryAfter``) up to the notifier's `max_attempts`;
-/// other 4xx are not retried (the payload or the key is wrong and would fail again).
-/// A command gets the notification JSON on standard input; exit status 0 is delivered.
+/// (honouring `Retry-After`, read by the one bounded parser ``RetryAfter``) up to the notifier's
+/// `max_attempts`; a `Retry-After` longer than ``maxRetryAfter`` leaves the delivery for the next
+/// run. A 400 or 413 is tried once more with the smaller body (``NotificationRequest/trimmedBody``);
+/// other 4xx are not retried within the run. A command gets the notification JSON on standard
+/// input (see ``CommandDelivery``); exit status 0 is delivered.
 public struct NotificationSender: Sendable {
     /// First backoff delay; doubled after each failed attempt.
     public var backoff: Duration = .milliseconds(500)
@@ -26,24 +29,35 @@ public struct NotificationSender: Sendable {
         case delivered(attempts: Int)
         /// Failed after retries (or a network error); worth trying on the next run.
         case failed(attempts: Int, reason: String)
-        /// Refused with a 4xx other than 429: retrying would not help.
-        case rejected(reason: String)
+        /// Refused with a 4xx other than 429 (after the trimmed retry for 400 and 413): kept, but the
+        /// key, URL or payload probably needs a fix.
+        case rejected(attempts: Int, reason: String)
     }
 
     /// Delivers `request`, retrying as documented. Messages never include secrets.
     public func deliver(_ request: NotificationRequest) async -> Outcome {
+        var sender = self
+        if let t = request.notifier.timeout { sender.timeout = .milliseconds(t.milliseconds) }
+        return await sender.send(request)
+    }
+
+    private func send(_ request: NotificationRequest) async -> Outcome {
         if request.notifier.kind == .command { return await runCommand(request) }
-        guard let url = request.url else { return .rejected(reason: "no URL") }
+        guard let url = request.url else { return .rejected(attempts: 0, reason: "no URL") }
         var delay = backoff
         let attempts = request.notifier.maxAttempts
         var lastReason = ""
-        for attempt in 1...attempts {
+        var body = request.body
+        var usedTrimmed = false
+        var attempt = 0
+        while attempt < attempts {
+            attempt += 1
             var http = URLRequest(url: url)
             http.httpMethod = "POST"
             http.setValue("application/json", forHTTPHeaderField: "Content-Type")
             http.setValue("apitrace-alert", forHTTPHeaderField: "User-Agent")
-            http.httpBody = request.body
-            http.timeoutInterval = Double(timeout.components.seconds)
+            http.httpBody = body
+            http.timeoutInterval = max(1, Double(timeout.components.seconds))
             var retryAfter: Duration?
             do {
                 let (data, response) = try await URLSession.shared.data(for: http)
@@ -51,9 +65,20 @@ public struct NotificationSender: Sendable {
                 if (200..<300).contains(status) { return .delivered(attempts: attempt) }
                 let snippet = String(decoding: data.prefix(200), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
                 lastReason = "HTTP \(status) from \(request.displayDestination)" + (snippet.isEmpty ? "" : ": \(snippet)")
-                if status != 429, status < 500 { return .rejected(reason: lastReason) }
+                if status == 400 || status == 413, !usedTrimmed, let trimmed = request.trimmedBody, trimmed != body {
+                    // Refused as invalid or too large: once more, at once, with less evidence.
+                    usedTrimmed = true
+                    body = trimmed
+                    attempt -= 1
+                    lastReason += " (sent \(request.body.count) bytes; retrying with trimmed evidence)"
+                    continue
+                }
+                if status != 429, status < 500 {
+                    return .rejected(attempts: attempt, reason: lastReason + (usedTrimmed ? "; the trimmed body was refused too" : ""))
+                }
                 if let header = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After") {
-                    retryAfter = Self.parseRetryAfter(header)
+                    retryAfter = RetryAfter.parse(header, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000), cap: .seconds(86_400))
+                    if retryAfter == nil { lastReason += " (ignored an unreadable Retry-After)" }
                 }
             } catch {
                 // URLError descriptions can carry the URL, which may hold a token: name the destination instead.
@@ -61,50 +86,25 @@ public struct NotificationSender: Sendable {
                 lastReason = "network error (\(code)) reaching \(request.displayDestination)"
             }
             guard attempt < attempts else { break }
-            let wait = retryAfter.map { max($0, .zero) } ?? delay
+            let wait = retryAfter ?? delay
             if wait > maxRetryAfter {
-                return .failed(attempts: attempt, reason: lastReason + "; Retry-After \(wait) is longer than this run waits")
+                return .failed(attempts: attempt, reason: lastReason + "; Retry-After \(wait) is longer than this run waits (\(maxRetryAfter))")
             }
             try? await Task.sleep(for: wait)
-            delay = delay * 2
+            delay = min(delay * 2, maxRetryAfter)
         }
-        return .failed(attempts: attempts, reason: lastReason)
-    }
-
-    /// `Retry-After` as seconds or an HTTP date.
-    static func parseRetryAfter(_ header: String) -> Duration? {
-        let text = header.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(text), seconds >= 0 { return .milliseconds(Int64(seconds * 1000)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
-        return .milliseconds(Int64(max(0, date.timeIntervalSinceNow) * 1000))
+        return .failed(attempts: attempt, reason: lastReason)
     }
 
     private func runCommand(_ request: NotificationRequest) async -> Outcome {
-        guard let command = request.notifier.command else { return .rejected(reason: "no command") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.environment = ProcessInfo.processInfo.environment.merging(request.commandEnvironment) { $1 }
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            return .failed(attempts: 1, reason: "cannot start command of notifier \(request.notifier.name): \(error.localizedDescription)")
+        guard let command = request.notifier.command else { return .rejected(attempts: 0, reason: "no command") }
+        let name = request.notifier.name
+        switch await CommandDelivery.run(command, input: Array(request.body), environment: request.commandEnvironment, timeout: timeout) {
+        case .exited(0): return .delivered(attempts: 1)
+        case .exited(let status): return .failed(attempts: 1, reason: "command of notifier \(name) exited with status \(status)")
+        case .signalled(let signal): return .failed(attempts: 1, reason: "command of notifier \(name) was ended by signal \(signal)")
+        case .timedOut: return .failed(attempts: 1, reason: "command of notifier \(name) ran longer than \(timeout); its process group was killed")
+        case .notStarted(let why): return .failed(attempts: 1, reason: "cannot start command of notifier \(name): \(why)")
         }
-        try? input.fileHandleForWriting.write(contentsOf: request.body)
-        try? input.fileHandleForWriting.close()
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while process.isRunning, clock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning {
-            process.terminate()
-            return .failed(attempts: 1, reason: "command of notifier \(request.notifier.name) ran longer than \(timeout); stopped")
-        }
-        let status = process.terminationStatus
-        return status == 0 ? .delivered(attempts: 1) : .failed(attempts: 1, reason: "command of notifier \(request.notifier.name) exited with status \(status)")
     }
 }

@@ -36,66 +36,15 @@ public struct PagerDutyEvent: Sendable, Equatable, Encodable {
     }
 
     /// Builds the event for a notification.
-    public init(_ n: AlertNotification, routingKey: String, source: String) {
+    public init(_ n: AlertNotification, routingKey: String, source: String, limits: AlertEvidence.Limits = .standard) {
         self.routingKey = routingKey
         eventAction = n.action.rawValue
         dedupKey = String(n.incidentID.prefix(255))
         if n.action == .trigger {
             payload = Payload(
-                summary: n.summary, source: source, severity: n.severity.rawValue, timestamp: n.timestamp,
-                component: n.evidence?.scope ?? "all", group: n.rule, class: "error_rate", customDetails: n.evidence)
+                summary: AlertEvidence.cut(n.summary, AlertNotification.summaryLimit), source: AlertEvidence.cut(source, 255), severity: n.severity.rawValue, timestamp: n.timestamp,
+                component: AlertEvidence.cut(n.scope ?? n.evidence?.scope ?? "all", limits.stringLength), group: n.rule,
+                class: "error_rate", customDetails: n.evidence?.limited(limits))
         }
-    }
-}
-
-/// A Slack incoming-webhook message: `text` (the notification fallback) and `blocks`.
-public struct SlackMessage: Sendable, Equatable, Encodable {
-    /// Plain text shown in notifications and by clients without blocks.
-    public var text: String
-    /// Block Kit layout.
-    public var blocks: [Block]
-
-    /// A `section` or `context` block with mrkdwn text.
-    public struct Block: Sendable, Equatable, Encodable {
-        /// `section` or `context`.
-        public var type: String
-        /// For sections.
-        public var text: Text?
-        /// For context blocks.
-        public var elements: [Text]?
-    }
-
-    /// A Block Kit text object.
-    public struct Text: Sendable, Equatable, Encodable {
-        /// `mrkdwn`.
-        public var type = "mrkdwn"
-        /// The text.
-        public var text: String
-    }
-
-    /// Builds the message for a notification.
-    public init(_ n: AlertNotification) {
-        let marker: String
-        switch n.action {
-        case .trigger: marker = n.isRepeat ? ":rotating_light: still firing" : ":rotating_light: firing"
-        case .resolve: marker = ":white_check_mark: resolved"
-        }
-        text = "[\(n.severity.rawValue.uppercased())] \(marker): \(n.summary)"
-        var lines = ["*\(n.rule)* \(marker) (\(n.severity.rawValue))", n.summary]
-        if let e = n.evidence {
-            if !e.topFailingRoutes.isEmpty {
-                lines.append("*Top failing routes:* " + e.topFailingRoutes.map { "`\($0.route)` \(Int($0.failures))/\(Int($0.requests))" }.joined(separator: ", "))
-            }
-            if !e.topErrorIdentities.isEmpty {
-                lines.append("*Top errors:* " + e.topErrorIdentities.map { "`\($0.value)` \($0.count)" }.joined(separator: ", "))
-            }
-            if !e.topDecodeFailurePaths.isEmpty {
-                lines.append("*Top decode failures:* " + e.topDecodeFailurePaths.map { "`\($0.value)` \($0.count)" }.joined(separator: ", "))
-            }
-        }
-        blocks = [Block(type: "section", text: Text(text: String(lines.joined(separator: "\n").prefix(3000))))]
-        var context = ["incident `\(n.incidentID)`"]
-        if let e = n.evidence { context.append("full report: `\(e.reportCommand)`") }
-        blocks.append(Block(type: "context", elements: context.map { Text(text: $0) }))
     }
 }

@@ -1,4 +1,5 @@
-/// A length of time in a rules file or the state, written `30s`, `5m`, `1h`, `2d` or combined `1h30m`.
+import APITraceFormat
+/// A length of time in a rules file or the state, written `30s`, `5m`, `1h`, `2d`, combined `1h30m` or `1.5h`.
 ///
 /// ```swift
 /// AlertDuration(parsing: "1h30m")?.milliseconds  // 5_400_000
@@ -20,46 +21,24 @@ public struct AlertDuration: Sendable, Hashable, Comparable, Codable, CustomStri
     /// A duration of whole days.
     public static func days(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 86_400_000) }
 
-    /// Parses `90s`, `5m`, `1h`, `2d`, `1w`, combinations such as `1h30m`, or a bare number of seconds.
+    /// Parses a duration in the one grammar of every command (``TimeGrammar``): `90s`, `5m`,
+    /// `1h30m`, `1.5h`, `7d`, `500ms`, or a bare number of seconds.
     public init?(parsing text: String) {
-        let text = text.trimmingCharacters(in: .whitespaces).lowercased()
-        guard !text.isEmpty else { return nil }
-        if let seconds = Int64(text), seconds >= 0 { self.milliseconds = seconds * 1000; return }
-        var total: Int64 = 0
-        var number: Int64? = nil
-        for c in text {
-            if let d = c.wholeNumberValue, c.isASCII {
-                number = (number ?? 0) * 10 + Int64(d)
-                guard number! < 1_000_000_000 else { return nil }
-                continue
-            }
-            guard let n = number else { return nil }
-            let unit: Int64
-            switch c {
-            case "s": unit = 1000
-            case "m": unit = 60_000
-            case "h": unit = 3_600_000
-            case "d": unit = 86_400_000
-            case "w": unit = 7 * 86_400_000
-            default: return nil
-            }
-            total += n * unit
-            number = nil
-        }
-        guard number == nil else { return nil }
-        self.milliseconds = total
+        guard let ms = TimeGrammar.milliseconds(text) else { return nil }
+        self.milliseconds = ms
     }
 
     /// The shortest text that parses back to this duration, e.g. `1h30m`, `5m`, `45s`.
     public var description: String {
         var rest = milliseconds / 1000
+        let millis = milliseconds % 1000
         if rest == 0 { return milliseconds == 0 ? "0s" : "\(milliseconds)ms" }
         var text = ""
         for (unit, letter) in [(Int64(86_400), "d"), (3600, "h"), (60, "m"), (1, "s")] where rest >= unit {
             text += "\(rest / unit)\(letter)"
             rest %= unit
         }
-        return text
+        return millis == 0 ? text : text + "\(millis)ms"
     }
 
     public static func < (lhs: AlertDuration, rhs: AlertDuration) -> Bool { lhs.milliseconds < rhs.milliseconds }

@@ -23,6 +23,19 @@ extension AlertRule {
             .init(long: .hours(1), short: .minutes(5), factor: 14.4),
             .init(long: .hours(6), short: .minutes(30), factor: 6),
         ]
+
+        /// The defaults: a fast pair, 5 m and 1 m above 14.4, which pages a sharp spike within
+        /// minutes (the Workbook's 1 h window needs about 20 minutes of 40% errors at a 99%
+        /// objective), then the SRE Workbook's pairs for slower burns.
+        public static let defaults: [BurnRateWindow] = [.init(long: .minutes(5), short: .minutes(1), factor: 14.4)] + sreWorkbookDefaults
+
+        /// The failure ratio a window of this pair must exceed under objective `slo`: `factor` times
+        /// the error budget, but never more than a quarter of the way from the budget to 100% bad,
+        /// so a low objective (a 95% latency rule) still pages when half its requests are bad.
+        public func thresholdRatio(slo: Double) -> Double {
+            let budget = 1 - slo
+            return min(factor * budget, budget + (1 - budget) / 4)
+        }
     }
 
     /// A spike against the traffic's own past: the failure ratio of the last `window` compared

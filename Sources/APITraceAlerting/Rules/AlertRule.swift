@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// One named rule of a rules file: which traffic it watches, what counts as a failure, how a
 /// spike is detected, and whom to page.
 ///
@@ -16,6 +18,13 @@ public struct AlertRule: Sendable, Equatable {
     public var burnRateWindows: [BurnRateWindow]
     /// Detection against the traffic's own baseline, when set.
     public var spike: SpikeDetection?
+    /// Every detection also needs the failure ratio of this most recent window above its
+    /// threshold, so a detection stops within minutes of recovery instead of when its long windows
+    /// drain, and an incident resolves ``resolveAfter`` later; default 3 m.
+    public var recentWindow: AlertDuration
+    /// For a latency rule: a request slower than this (milliseconds) is a bad event against ``slo``,
+    /// whatever its status; `nil` for an error rule.
+    public var latencyMs: Double?
     /// Fewer requests than this in a window and that window never fires.
     public var minRequests: Int
     /// Confidence of the Wilson lower bound the failure ratio must clear (`nil`: no check).
@@ -36,11 +45,14 @@ public struct AlertRule: Sendable, Equatable {
     /// Creates a rule; every detail but the name has the documented default.
     public init(
         name: String, scope: Scope = .init(), failure: FailureDefinition = .init(), slo: Double? = nil,
-        burnRateWindows: [BurnRateWindow] = BurnRateWindow.sreWorkbookDefaults, spike: SpikeDetection? = nil,
+        burnRateWindows: [BurnRateWindow] = BurnRateWindow.defaults, spike: SpikeDetection? = nil,
+        recentWindow: AlertDuration = .minutes(3), latencyMs: Double? = nil,
         minRequests: Int = 20, confidence: Double? = 0.95, severity: Severity = .critical, notify: [String] = [],
-        repeatInterval: AlertDuration = .hours(4), resolveAfter: AlertDuration = .minutes(15),
+        repeatInterval: AlertDuration = .hours(4), resolveAfter: AlertDuration = .minutes(10),
         evidenceWindow: AlertDuration? = nil, line: Int? = nil
     ) {
+        self.recentWindow = recentWindow
+        self.latencyMs = latencyMs
         self.name = name
         self.scope = scope
         self.failure = failure
@@ -102,26 +114,74 @@ extension AlertRule {
         }
     }
 
-    /// What counts as a failed request.
+    /// What counts as a failed request, on top of the format's one classification (``RequestOutcome``).
+    ///
+    /// By default 5xx and transport failures fail; client-side outcomes (the app cancelled, the
+    /// device was offline) are left out of the ratio entirely, neither failures nor requests.
     public struct FailureDefinition: Sendable, Equatable, Codable {
         /// HTTP statuses that count as failures; default 500-599.
         public var statuses: [ClosedRange<Int>]
-        /// Whether a request whose transport failed (no status) is a failure; default true.
+        /// Whether a request whose transport failed (no status, not client-side) is a failure; default true.
         public var transport: Bool
         /// Whether a `decode_failure` event counts as a failed request; default false.
         public var decodeFailures: Bool
+        /// Error identities (globs, `URLError.*`) of requests without a status that fail even when
+        /// client-side, e.g. `URLError.notConnectedToInternet` for an app that must work offline-first.
+        public var includeErrors: [String]
+        /// Error identities (globs) of requests without a status that never fail nor count.
+        public var excludeErrors: [String]
 
         /// Creates a definition; the defaults are 5xx and transport failures.
-        public init(statuses: [ClosedRange<Int>] = [500...599], transport: Bool = true, decodeFailures: Bool = false) {
+        public init(
+            statuses: [ClosedRange<Int>] = [500...599], transport: Bool = true, decodeFailures: Bool = false,
+            includeErrors: [String] = [], excludeErrors: [String] = []
+        ) {
             self.statuses = statuses
             self.transport = transport
             self.decodeFailures = decodeFailures
+            self.includeErrors = includeErrors
+            self.excludeErrors = excludeErrors
+        }
+
+        /// The verdict on one request: `nil` when it is left out (client-side, excluded),
+        /// else whether it failed.
+        public func verdict(status: Int?, error: String?) -> Bool? {
+            let matcher = Matcher(self)
+            if var text = error, status == nil {
+                let outcome = RequestOutcome.of(status: nil, error: text)
+                return text.withUTF8 { matcher.verdict(status: nil, outcome: outcome, error: UnsafeRawBufferPointer($0)) }
+            }
+            return matcher.verdict(status: status, outcome: RequestOutcome.of(status: status, error: error), error: nil)
         }
 
         /// True when a request with this status (nil: transport failure) failed.
-        public func isFailure(status: Int?) -> Bool {
-            guard let status else { return transport }
-            return statuses.contains { $0.contains(status) }
+        public func isFailure(status: Int?) -> Bool { verdict(status: status, error: nil) ?? false }
+
+        /// The definition with its error globs compiled, for the counting loop.
+        package struct Matcher: Sendable {
+            let statuses: [ClosedRange<Int>]
+            let transport: Bool
+            let include: [TextPattern]
+            let exclude: [TextPattern]
+
+            package init(_ definition: FailureDefinition) {
+                statuses = definition.statuses
+                transport = definition.transport
+                include = definition.includeErrors.map { TextPattern($0) }
+                exclude = definition.excludeErrors.map { TextPattern($0) }
+            }
+
+            /// `nil`: left out of the ratio; else whether the request failed.
+            @inline(__always)
+            package func verdict(status: Int?, outcome: RequestOutcome, error: UnsafeRawBufferPointer?) -> Bool? {
+                if let status { return statuses.contains { $0.contains(status) } }
+                if let error, !include.isEmpty || !exclude.isEmpty {
+                    if include.contains(where: { $0.matches(error) }) { return true }
+                    if exclude.contains(where: { $0.matches(error) }) { return nil }
+                }
+                if outcome.isClientSide { return nil }
+                return transport
+            }
         }
     }
 }

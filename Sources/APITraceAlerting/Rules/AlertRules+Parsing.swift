@@ -40,7 +40,7 @@ extension AlertRules {
     private static func parseRule(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule {
         let f = try node.members(allowed: [
             "name", "scope", "failure", "slo", "burn_rate", "spike", "min_requests", "confidence", "severity",
-            "notify", "repeat_interval", "resolve_after", "evidence_window",
+            "notify", "repeat_interval", "resolve_after", "evidence_window", "recent_window", "latency_ms",
         ])
         guard let nameNode = f["name"] else { throw node.error("a rule needs a `name`") }
         let name = try nameNode.string()
@@ -61,6 +61,13 @@ extension AlertRules {
             if rule.burnRateWindows.isEmpty { throw n.error("give at least one window pair, or leave burn_rate out for the defaults") }
         }
         if let n = f["spike"] { rule.spike = try parseSpike(n) }
+        if let n = f["recent_window"] { rule.recentWindow = try n.duration() }
+        if let n = f["latency_ms"] {
+            let ms = try n.double()
+            guard ms > 0, ms.isFinite else { throw n.error("must be a number of milliseconds above 0, e.g. 2000") }
+            guard rule.slo != nil else { throw n.error("a latency rule needs an `slo`: the share of requests that must be faster, e.g. 0.95") }
+            rule.latencyMs = ms
+        }
         guard rule.slo != nil || rule.spike != nil else {
             throw node.error("rule \(name) detects nothing; give it an `slo` (burn-rate paging) or a `spike`")
         }
@@ -94,6 +101,7 @@ extension AlertRules {
         if let n = f["evidence_window"] { rule.evidenceWindow = try n.duration() } else {
             rule.evidenceWindow = AlertRule(name: name, slo: rule.slo, burnRateWindows: rule.burnRateWindows, spike: rule.spike).evidenceWindow
         }
+        guard rule.recentWindow.milliseconds > 0 else { throw node.error("recent_window must be above 0") }
         return rule
     }
 
@@ -104,7 +112,7 @@ extension AlertRules {
     }
 
     private static func parseFailure(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule.FailureDefinition {
-        let f = try node.members(allowed: ["statuses", "transport", "decode_failures"])
+        let f = try node.members(allowed: ["statuses", "transport", "decode_failures", "include_errors", "exclude_errors"])
         var definition = AlertRule.FailureDefinition()
         if let n = f["statuses"] {
             definition.statuses = try n.sequence().map { (item) throws(AlertConfigError) in
@@ -118,6 +126,8 @@ extension AlertRules {
         }
         if let n = f["transport"] { definition.transport = try n.bool() }
         if let n = f["decode_failures"] { definition.decodeFailures = try n.bool() }
+        if let n = f["include_errors"] { definition.includeErrors = try n.sequence().map { (item) throws(AlertConfigError) in try item.string() } }
+        if let n = f["exclude_errors"] { definition.excludeErrors = try n.sequence().map { (item) throws(AlertConfigError) in try item.string() } }
         return definition
     }
 
@@ -156,11 +166,11 @@ extension AlertRules {
     }
 
     private static func parseNotifier(name: String, _ node: ConfigNode) throws(AlertConfigError) -> NotifierConfiguration {
-        let f = try node.members(allowed: ["type", "url", "url_env", "webhook_url_env", "routing_key_env", "command", "send_resolved", "max_attempts"])
-        guard let typeNode = f["type"] else { throw node.error("a notifier needs a `type`: pagerduty, slack, webhook or command") }
+        let f = try node.members(allowed: ["type", "url", "url_env", "webhook_url_env", "routing_key_env", "command", "send_resolved", "max_attempts", "ends_after", "timeout"])
+        guard let typeNode = f["type"] else { throw node.error("a notifier needs a `type`: pagerduty, slack, webhook, command or alertmanager") }
         let typeText = try typeNode.string()
         guard let kind = NotifierConfiguration.Kind(rawValue: typeText) else {
-            throw typeNode.error("expected pagerduty, slack, webhook or command; found \(typeText)")
+            throw typeNode.error("expected pagerduty, slack, webhook, command or alertmanager; found \(typeText)")
         }
         var n = NotifierConfiguration(name: name, kind: kind, line: node.line)
         n.url = try f["url"]?.string()
@@ -171,6 +181,16 @@ extension AlertRules {
         if let m = f["max_attempts"] {
             n.maxAttempts = try m.int()
             guard (1...10).contains(n.maxAttempts) else { throw m.error("must be between 1 and 10") }
+        }
+        if let t = f["timeout"] {
+            let timeout = try t.duration()
+            guard (1000...600_000).contains(timeout.milliseconds) else { throw t.error("must be between 1s and 10m") }
+            n.timeout = timeout
+        }
+        if let e = f["ends_after"] {
+            guard kind == .alertmanager else { throw e.error("ends_after is for alertmanager notifiers") }
+            n.endsAfter = try e.duration()
+            guard n.endsAfter.milliseconds >= 60_000 else { throw e.error("must be at least 1m (apitrace re-sends the alert on every run)") }
         }
         if let url = n.url, let urlNode = f["url"] {
             guard url.hasPrefix("https://") || url.hasPrefix("http://") else { throw urlNode.error("expected an http:// or https:// URL") }
@@ -187,6 +207,10 @@ extension AlertRules {
             }
         case .command:
             guard let command = n.command, !command.isEmpty else { throw node.error("a command notifier needs `command`") }
+        case .alertmanager:
+            guard n.url != nil || n.urlEnvironmentVariable != nil else {
+                throw node.error("an alertmanager notifier needs `url`, e.g. http://127.0.0.1:9093 (or `url_env`)")
+            }
         }
         return n
     }

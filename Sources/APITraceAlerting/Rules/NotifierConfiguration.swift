@@ -19,6 +19,12 @@ public struct NotifierConfiguration: Sendable, Equatable {
     public var sendResolved: Bool
     /// Deliveries tried per run before the notification is kept for the next run (default 3).
     public var maxAttempts: Int
+    /// Time allowed for one HTTP request or one run of the command (default: the sender's, 15 s).
+    public var timeout: AlertDuration?
+    /// For `alertmanager`: how far ahead of each send a firing alert's `endsAt` is set (default 10m).
+    /// `apitrace alert` re-sends the alert on every run while its incident is open, so cron must run
+    /// more often than this; if it stops, Alertmanager resolves the alert on its own at `endsAt`.
+    public var endsAfter: AlertDuration = .minutes(10)
     /// Line of the entry in the rules file, for messages.
     public var line: Int?
 
@@ -32,6 +38,8 @@ public struct NotifierConfiguration: Sendable, Equatable {
         case webhook
         /// A local command.
         case command
+        /// Prometheus Alertmanager's API v2 (`POST /api/v2/alerts`), for its grouping, inhibition and silences.
+        case alertmanager
     }
 
     /// Creates a notifier configuration.
@@ -53,4 +61,10 @@ public struct NotifierConfiguration: Sendable, Equatable {
 
     /// PagerDuty's Events API v2 endpoint, used when a `pagerduty` notifier names no `url`.
     public static let pagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
+
+    /// Alertmanager's alerts endpoint under a notifier's `url` (`http://host:9093` -> `http://host:9093/api/v2/alerts`).
+    public static func alertmanagerAlertsURL(_ base: String) -> String {
+        if base.hasSuffix("/api/v2/alerts") { return base }
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/api/v2/alerts"
+    }
 }

@@ -41,9 +41,13 @@ public struct Incident: Sendable, Equatable, Codable {
     public var lastFiring: Int64
     /// First evaluation of the current recovery, nil while firing.
     public var recoveringSince: Int64?
-    /// Last time a trigger was handed to the notifiers; nil while never paged (muted).
+    /// Last time a trigger was made for the notifiers (delivered or not); drives `repeat_interval`.
+    public var lastTriggered: Int64?
+    /// Triggers made for the notifiers (first page and repeats), delivered or not.
+    public var triggers = 0
+    /// When the latest trigger that a notifier accepted was made; nil while none was delivered.
     public var lastPaged: Int64?
-    /// Triggers sent (first page and repeats).
+    /// Triggers that at least one notifier accepted.
     public var pages = 0
     /// Firing evaluations that a mute kept from paging.
     public var mutedEvaluations = 0
@@ -59,6 +63,30 @@ public struct Incident: Sendable, Equatable, Codable {
         self.lastFiring = started
         let name = TraceTimestampText.basic(started)
         self.id = String("apitrace/\(rule)/\(name)".prefix(255))
+    }
+}
+
+extension Incident {
+    private enum CodingKeys: String, CodingKey {
+        case id, rule, started, lastFiring, recoveringSince, lastTriggered, triggers, lastPaged, pages, mutedEvaluations, resolved, summary
+    }
+
+    /// Reads an incident, also from state files written before `last_triggered` and `triggers` existed.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        rule = try c.decode(String.self, forKey: .rule)
+        started = try c.decode(Int64.self, forKey: .started)
+        lastFiring = try c.decode(Int64.self, forKey: .lastFiring)
+        recoveringSince = try c.decodeIfPresent(Int64.self, forKey: .recoveringSince)
+        lastPaged = try c.decodeIfPresent(Int64.self, forKey: .lastPaged)
+        pages = try c.decodeIfPresent(Int.self, forKey: .pages) ?? 0
+        // Older files marked an incident paged before delivery: that mark was the trigger.
+        lastTriggered = try c.decodeIfPresent(Int64.self, forKey: .lastTriggered) ?? lastPaged
+        triggers = try c.decodeIfPresent(Int.self, forKey: .triggers) ?? pages
+        mutedEvaluations = try c.decodeIfPresent(Int.self, forKey: .mutedEvaluations) ?? 0
+        resolved = try c.decodeIfPresent(Int64.self, forKey: .resolved)
+        summary = try c.decodeIfPresent(String.self, forKey: .summary)
     }
 }
 
@@ -88,8 +116,11 @@ public struct Mute: Sendable, Equatable, Codable {
     }
 }
 
-/// A notification that could not be delivered yet.
+/// A notification not delivered yet: being delivered by a run (``claimedUntil`` in the future), or
+/// failed and waiting for the next run.
 public struct PendingDelivery: Sendable, Equatable, Codable {
+    /// Identifies this delivery between a run's evaluation and its record of the outcome.
+    public var id: String?
     /// Notifier name from the rules file.
     public var notifier: String
     /// What to send (no secrets: they are read from the environment at send time).
@@ -98,6 +129,22 @@ public struct PendingDelivery: Sendable, Equatable, Codable {
     public var attempts: Int
     /// The last failure, redacted.
     public var lastError: String
+    /// While a run delivers it outside the lock: until when (wall clock, ms since 1970) other runs
+    /// leave it alone. A run that died mid-delivery leaves a claim that simply expires.
+    public var claimedUntil: Int64?
+
+    /// Creates a pending delivery.
+    public init(id: String? = nil, notifier: String, notification: AlertNotification, attempts: Int, lastError: String, claimedUntil: Int64? = nil) {
+        self.id = id
+        self.notifier = notifier
+        self.notification = notification
+        self.attempts = attempts
+        self.lastError = lastError
+        self.claimedUntil = claimedUntil
+    }
+
+    /// Whether another run is delivering it at wall-clock time `now`.
+    public func isClaimed(at now: Int64) -> Bool { (claimedUntil ?? .min) > now }
 }
 
 import APITraceFormat

@@ -40,7 +40,7 @@ public enum IncidentTracker {
                 return (.muted, nil)
             }
             let isRepeat: Bool
-            if let last = incident.lastPaged {
+            if let last = incident.lastTriggered {
                 guard now - last >= rule.repeatInterval.milliseconds else { return (.firing, nil) }
                 isRepeat = true
             } else {
@@ -48,12 +48,14 @@ public enum IncidentTracker {
             }
             let e = evidence()
             let summary = AlertNotification.triggerSummary(e)
-            incident.lastPaged = now
-            incident.pages += 1
+            // Marked paged only once a notifier accepts it (``AlertRunner`` records that after delivering).
+            incident.lastTriggered = now
+            incident.triggers += 1
             incident.summary = summary
             let notification = AlertNotification(
                 action: .trigger, rule: rule.name, incidentID: incident.id, severity: rule.severity,
-                summary: summary, timestamp: .init(millisecondsSince1970: now), isRepeat: isRepeat, evidence: e)
+                summary: summary, timestamp: .init(millisecondsSince1970: now), isRepeat: isRepeat, evidence: e,
+                scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started))
             return (isRepeat ? .repeated : .triggered, notification)
         }
         guard var incident = state.incidents[rule.name] else { return (.quiet, nil) }
@@ -67,11 +69,12 @@ public enum IncidentTracker {
         state.incidents[rule.name] = nil
         state.closed.append(incident)
         if state.closed.count > 50 { state.closed.removeFirst(state.closed.count - 50) }
-        guard incident.lastPaged != nil else { return (.resolved, nil) }
+        guard incident.lastTriggered != nil else { return (.resolved, nil) }
         let minutes = max(1, (now - incident.started) / 60_000)
-        let summary = "\(rule.name) resolved: failure ratio back under threshold for \(rule.resolveAfter) (incident lasted \(minutes) min, \(incident.pages) page\(incident.pages == 1 ? "" : "s"))"
+        let summary = "\(rule.name) resolved: failure ratio back under threshold for \(rule.resolveAfter) (incident lasted \(minutes) min, \(incident.triggers) page\(incident.triggers == 1 ? "" : "s"))"
         return (.resolved, AlertNotification(
             action: .resolve, rule: rule.name, incidentID: incident.id, severity: rule.severity,
-            summary: summary, timestamp: .init(millisecondsSince1970: now)))
+            summary: summary, timestamp: .init(millisecondsSince1970: now),
+            scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started)))
     }
 }

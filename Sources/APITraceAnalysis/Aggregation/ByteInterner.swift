@@ -36,9 +36,26 @@ struct ByteInterner {
     mutating func id(of bytes: UnsafeRawBufferPointer) -> Int {
         if let id = lookup(bytes, insert: starts.count < limit - 1) { return id }
         if let overflowID { return overflowID }
-        let other = "(other)"
-        let id = other.utf8.withContiguousStorageIfAvailable { lookup(UnsafeRawBufferPointer($0), insert: true)! }!
+        let id = Self.other.withUnsafeBytes { other in
+            lookup(other, insert: true) ?? forceInsert(other)
+        }
         overflowID = id
+        return id
+    }
+
+    private static let other = Array("(other)".utf8)
+
+    /// Inserts without the probe limit (only `(other)` itself, once).
+    private mutating func forceInsert(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var slot = Int(truncatingIfNeeded: Self.hash(bytes)) & mask
+        while table[slot] != 0 { slot = (slot + 1) & mask }
+        let id = starts.count
+        starts.append(storage.count)
+        lengths.append(bytes.count)
+        hashes.append(Self.hash(bytes))
+        storage.append(contentsOf: bytes)
+        table[slot] = Int32(id + 1)
+        if starts.count * 2 > table.count { grow() }
         return id
     }
 
@@ -47,14 +64,18 @@ struct ByteInterner {
     private mutating func lookup(_ bytes: UnsafeRawBufferPointer, insert: Bool) -> Int? {
         let hash = Self.hash(bytes)
         var slot = Int(truncatingIfNeeded: hash) & mask
+        var probes = 0
         while true {
             let entry = Int(table[slot])
             if entry == 0 { break }
             let id = entry - 1
             if hashes[id] == hash, lengths[id] == bytes.count, equals(id, bytes) { return id }
             slot = (slot + 1) & mask
+            probes += 1
         }
-        guard insert else { return nil }
+        // A probe this long means crafted collisions: the value joins `(other)` rather than
+        // making every later lookup scan.
+        guard insert, probes < Self.maximumProbes else { return nil }
         let id = starts.count
         starts.append(storage.count)
         lengths.append(bytes.count)
@@ -92,10 +113,17 @@ struct ByteInterner {
         }
     }
 
-    /// FNV-1a over 8-byte words, then a final mix: fast on short keys, good enough spread for a table.
+    /// Longest probe before a new value is refused (see ``lookup(_:insert:)``).
+    static let maximumProbes = 64
+
+    /// Random per process, so a file cannot be crafted to collide in every reader's table.
+    private static let seed = UInt64.random(in: 0...UInt64.max)
+
+    /// FNV-1a over 8-byte words from a random basis, then a final mix: fast on short keys, good
+    /// spread for a table, and not predictable by a file's author.
     @inline(__always)
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ seed
         let n = bytes.count
         var i = 0
         while i + 8 <= n {

@@ -1,12 +1,15 @@
-/// Counts of requests by outcome, exact.
+import APITraceFormat
+
+/// Counts of requests by outcome (``RequestOutcome``, the format module's one classification).
 ///
-/// The error definitions used throughout reports:
-/// - an **error** is a request whose transport failed (no status) or whose status is 5xx;
+/// - an **error** is a `server_error` (5xx) or a `transport` failure;
 /// - a **client error** is a 4xx, counted apart;
+/// - **cancelled** and **offline** are client-side outcomes (the app cancelled, the device had no
+///   network): counted apart and left out of every rate, since they say nothing about the API;
 /// - everything else (1xx, 2xx, 3xx) is a **success**.
 ///
-/// When a producer samples successful requests it writes `sample_rate` on the ones it keeps;
-/// ``estimatedRequests`` scales those by `1 / sample_rate` (errors are never sampled).
+/// Sampled successes stand for `1 / sample_rate` requests each (``RequestWeight``); a
+/// `sample_rate` anywhere else is ignored.
 public struct RequestCounts: Sendable, Equatable {
     /// Request events read.
     public var requests = 0
@@ -14,11 +17,15 @@ public struct RequestCounts: Sendable, Equatable {
     public var serverErrors = 0
     /// Requests with a 4xx status.
     public var clientErrors = 0
-    /// Requests whose transport failed (no status).
+    /// Requests whose transport failed (no status), client-side outcomes excluded.
     public var transportErrors = 0
-    /// Successful requests scaled by `1 / sample_rate` where present (1 each otherwise).
+    /// Requests the app cancelled.
+    public var cancelled = 0
+    /// Requests that never left the device (no network).
+    public var offline = 0
+    /// Successful requests scaled by `1 / sample_rate` where honoured (1 each otherwise).
     public var estimatedSuccesses: Double = 0
-    /// Requests that carried a `sample_rate`.
+    /// Requests whose `sample_rate` was honoured.
     public var sampled = 0
     /// Response body bytes received (`bytes_in`).
     public var bytesIn: Int64 = 0
@@ -30,9 +37,12 @@ public struct RequestCounts: Sendable, Equatable {
 
     /// Errors: transport failures plus 5xx.
     public var errors: Int { serverErrors + transportErrors }
+    /// Client-side outcomes: cancelled plus offline.
+    public var clientSide: Int { cancelled + offline }
     /// Successes (1xx-3xx) as read.
-    public var successes: Int { requests - errors - clientErrors }
-    /// Requests with sampled successes scaled back up; equals ``requests`` without sampling.
+    public var successes: Int { requests - errors - clientErrors - clientSide }
+    /// Requests that reached a verdict (client-side outcomes excluded), sampled successes scaled
+    /// back up; the denominator of every rate.
     public var estimatedRequests: Double { Double(errors + clientErrors) + estimatedSuccesses }
 
     /// Errors per estimated request, 0 when there are none.
@@ -46,40 +56,42 @@ public struct RequestCounts: Sendable, Equatable {
         return total > 0 ? Double(part) / total : 0
     }
 
-    /// Counts one request. `status` is `nil` when the transport failed.
+    /// Counts one request with its outcome and weight (``TraceEvent/Request/outcome``, ``RequestWeight``).
     @inline(__always)
-    public mutating func add(status: Int?, sampleRate: Double?, bytesIn: Int64?, bytesOut: Int64?) {
+    public mutating func add(outcome: RequestOutcome, weight: Double = 1, bytesIn: Int64?, bytesOut: Int64?) {
         requests += 1
-        if let status {
-            if status >= 500 { serverErrors += 1 }
-            else if status >= 400 { clientErrors += 1 }
-            else { addSuccess(sampleRate) }
-        } else {
-            transportErrors += 1
+        switch outcome {
+        case .success:
+            estimatedSuccesses += weight
+            if weight != 1 { sampled += 1 }
+        case .clientError: clientErrors += 1
+        case .serverError: serverErrors += 1
+        case .transport: transportErrors += 1
+        case .cancelled: cancelled += 1
+        case .offline: offline += 1
         }
-        if let bytesIn { self.bytesIn &+= bytesIn }
-        if let bytesOut { self.bytesOut &+= bytesOut }
+        if let bytesIn { self.bytesIn = self.bytesIn.addingSaturated(bytesIn) }
+        if let bytesOut { self.bytesOut = self.bytesOut.addingSaturated(bytesOut) }
     }
 
-    @inline(__always)
-    private mutating func addSuccess(_ sampleRate: Double?) {
-        if let sampleRate, sampleRate > 0, sampleRate <= 1 {
-            sampled += 1
-            estimatedSuccesses += 1 / sampleRate
-        } else {
-            estimatedSuccesses += 1
-        }
+    /// Counts one request record.
+    public mutating func add(_ request: TraceEvent.Request) {
+        let outcome = request.outcome
+        add(outcome: outcome, weight: RequestWeight.of(outcome: outcome, sampleRate: request.sampleRate).weight,
+            bytesIn: request.bytesIn, bytesOut: request.bytesOut)
     }
 
     /// Adds another set of counts.
     public mutating func merge(_ other: RequestCounts) {
-        requests += other.requests
-        serverErrors += other.serverErrors
-        clientErrors += other.clientErrors
-        transportErrors += other.transportErrors
+        requests = requests.addingSaturated(other.requests)
+        serverErrors = serverErrors.addingSaturated(other.serverErrors)
+        clientErrors = clientErrors.addingSaturated(other.clientErrors)
+        transportErrors = transportErrors.addingSaturated(other.transportErrors)
+        cancelled = cancelled.addingSaturated(other.cancelled)
+        offline = offline.addingSaturated(other.offline)
         estimatedSuccesses += other.estimatedSuccesses
-        sampled += other.sampled
-        bytesIn &+= other.bytesIn
-        bytesOut &+= other.bytesOut
+        sampled = sampled.addingSaturated(other.sampled)
+        bytesIn = bytesIn.addingSaturated(other.bytesIn)
+        bytesOut = bytesOut.addingSaturated(other.bytesOut)
     }
 }

@@ -14,10 +14,11 @@ extension TraceAggregator {
         switch event.payload {
         case .request(let r):
             let requestError = r.error.map { requestIdentities.id(of: $0) }
+            let outcome = r.outcome
             recordRequest(
-                ms: ms, method: methods.id(of: r.method), route: routeNames.id(of: r.route), status: r.status,
-                durationMs: r.durationMs, bytesIn: r.bytesIn, bytesOut: r.bytesOut, requestError: requestError,
-                sampleRate: r.sampleRate)
+                ms: ms, method: methods.id(of: r.method), route: routeNames.id(of: r.route), outcome: outcome,
+                weight: RequestWeight.of(outcome: outcome, sampleRate: r.sampleRate).weight,
+                durationMs: r.durationMs, bytesIn: r.bytesIn, bytesOut: r.bytesOut, requestError: requestError)
         case .decodeFailure(let d):
             let group = decodeGroups.id(of: d.entity + "\u{0}" + d.kind.rawValue + "\u{0}" + TraceEvent.DecodeFailure.foldIndices(d.path))
             recordDecodeFailure(

@@ -46,11 +46,6 @@ public struct TraceAggregator {
     var sseReasons: [Int: Int] = [:]
     var sseRoutes: [Int: SSERouteCounts] = [:]
 
-    // The minute of the last timestamp parsed: its first 16 bytes (`2026-11-22T10:00`) and its
-    // instant. Events come in time order, so most timestamps only need their seconds parsed.
-    var minutePrefix: (UInt64, UInt64) = (0, 0)
-    var minuteMs: Int64 = 0
-
     // The time bucket being filled; events of a file arrive in time order, so most land in it.
     var currentBucketStart = Int64.min
     var currentBucket = TimeBucket()
@@ -155,20 +150,17 @@ public struct TraceAggregator {
 
     @inline(__always)
     mutating func recordRequest(
-        ms: Int64, method: Int, route: Int, status: Int?, durationMs: Double, bytesIn: Int64?, bytesOut: Int64?,
-        requestError: Int?, sampleRate: Double?
+        ms: Int64, method: Int, route: Int, outcome: RequestOutcome, weight: Double, durationMs: Double,
+        bytesIn: Int64?, bytesOut: Int64?, requestError: Int?
     ) {
         countEvent(.request, ms: ms)
         bucket(at: ms)
-        base.requests.add(status: status, sampleRate: sampleRate, bytesIn: bytesIn, bytesOut: bytesOut)
-        currentBucket.requests.add(status: status, sampleRate: sampleRate, bytesIn: bytesIn, bytesOut: bytesOut)
+        base.requests.add(outcome: outcome, weight: weight, bytesIn: bytesIn, bytesOut: bytesOut)
+        currentBucket.requests.add(outcome: outcome, weight: weight, bytesIn: bytesIn, bytesOut: bytesOut)
         let s = slot(method: method, route: route)
-        slotSummaries[s].counts.add(status: status, sampleRate: sampleRate, bytesIn: bytesIn, bytesOut: bytesOut)
-        var weight: UInt64 = 1
-        if let sampleRate, sampleRate > 0, sampleRate < 1, (status ?? 500) < 400 {
-            weight = UInt64(max(1, (1 / sampleRate).rounded()))
-        }
-        slotSummaries[s].latency.record(durationMs, weight: weight)
+        slotSummaries[s].counts.add(outcome: outcome, weight: weight, bytesIn: bytesIn, bytesOut: bytesOut)
+        // The same weight as the counts (at most 10,000: RequestWeight bounds it).
+        slotSummaries[s].latency.record(durationMs, weight: UInt64(max(1, weight.rounded())))
         if let requestError {
             while requestErrors.count <= requestError { requestErrors.append(IdentityAccumulator()) }
             requestErrors[requestError].events += 1
@@ -179,10 +171,10 @@ public struct TraceAggregator {
     mutating func recordError(ms: Int64, identity: Int, route: Int?, suppressed: Int, message: () -> String) {
         countEvent(.error, ms: ms)
         bucket(at: ms)
-        currentBucket.recordedErrors += 1 + suppressed
+        currentBucket.recordedErrors = currentBucket.recordedErrors.addingSaturated(1 + suppressed)
         while recordedErrors.count <= identity { recordedErrors.append(IdentityAccumulator()) }
         recordedErrors[identity].events += 1
-        recordedErrors[identity].suppressed += suppressed
+        recordedErrors[identity].suppressed = recordedErrors[identity].suppressed.addingSaturated(suppressed)
         Self.count(route ?? -1, in: &recordedErrors[identity].routes, by: 1 + suppressed)
         if recordedErrors[identity].examples.wouldKeep(time: ms) {
             recordedErrors[identity].examples.offer(message(), time: ms)
@@ -249,7 +241,7 @@ public struct TraceAggregator {
         case .other:
             break
         }
-        if let reason, phase == .close || phase == .fail { sseReasons[reason, default: 0] += 1 }
+        if let reason, phase == .close || phase == .fail { sseReasons[reason, default: 0] += 1 }  // ids: bounded by the interner
     }
 
     mutating func recordLog(ms: Int64, level: Int) {
@@ -259,7 +251,7 @@ public struct TraceAggregator {
 
     mutating func recordDropped(ms: Int64, count: Int, reason: String) {
         countEvent(.dropped, ms: ms)
-        base.dropped[reason, default: 0] += count
+        base.dropped.addBounded(reason, count)
     }
 
     // MARK: - Result
@@ -305,8 +297,8 @@ public struct TraceAggregator {
             single.decodeFailures[DecodeFailureKey(entity: acc.entity, kind: acc.kind, path: acc.path), default: DecodeFailureSummary()].merge(summary)
         }
         for (route, n) in decodeByRoute { single.decodeFailuresByRoute[routeName(route), default: 0] += n }
-        for (level, n) in logLevelCounts { s.logLevels[smallStrings.string(level), default: 0] += n }
-        for (reason, n) in sseReasons { s.sse.reasons[smallStrings.string(reason), default: 0] += n }
+        for (level, n) in logLevelCounts { s.logLevels.addBounded(smallStrings.string(level), n) }
+        for (reason, n) in sseReasons { s.sse.reasons.addBounded(smallStrings.string(reason), n) }
         for (route, counts) in sseRoutes { s.sse.routes[routeName(route), default: SSERouteCounts()].merge(counts) }
         // Merging through an empty summary applies the key caps the same way across files.
         s.routes = [:]

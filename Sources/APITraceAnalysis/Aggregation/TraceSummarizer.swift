@@ -35,11 +35,14 @@ public struct TraceSummarizer: Sendable {
     /// Paths that do not exist become warnings in the summary.
     public func summarize(paths: [String], progress: Progress? = nil) -> TraceSummary {
         let found = TraceFileDiscovery.find(paths)
-        var summary = summarize(files: found.files, progress: progress)
-        if !found.warnings.isEmpty {
+        // Files that cannot hold events of the time range are never opened (both ends, with slack).
+        let selected = TraceFileSelection.select(found.files, since: filter.since, until: filter.until)
+        var summary = summarize(files: selected, progress: progress)
+        if !found.warnings.isEmpty || selected.count < found.files.count {
             var all = TraceSummary(timeSeriesGranularity: timeSeriesGranularity)
             for warning in found.warnings { all.addWarning(warning) }
             all.filesUnusable = found.warnings.count
+            all.filesFiltered = found.files.count - selected.count
             all.merge(summary)
             summary = all
         }

@@ -174,7 +174,7 @@ public struct SSESummary: Sendable {
         closes += other.closes
         reconnects += other.reconnects
         fails += other.fails
-        reasons.merge(other.reasons, uniquingKeysWith: +)
+        reasons.mergeBounded(other.reasons)
         reconnectDelay.merge(other.reconnectDelay)
         eventsPerConnection.merge(other.eventsPerConnection)
         connectionDuration.merge(other.connectionDuration)

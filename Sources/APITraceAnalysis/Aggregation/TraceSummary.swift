@@ -76,7 +76,7 @@ public struct TraceSummary: Sendable {
     /// Total decode failures.
     public var decodeFailureCount: Int { eventsByType["decode_failure", default: 0] }
     /// Total events dropped by producers.
-    public var droppedCount: Int { dropped.values.reduce(0, +) }
+    public var droppedCount: Int { dropped.values.reduce(0) { $0.addingSaturated($1) } }
 
     /// Adds a warning, keeping at most ``maximumWarnings``.
     public mutating func addWarning(_ warning: TraceReadWarning) {
@@ -99,8 +99,8 @@ public struct TraceSummary: Sendable {
         if let t = other.lastEvent, lastEvent.map({ t > $0 }) ?? true { lastEvent = t }
         requests.merge(other.requests)
         latency.merge(other.latency)
-        dropped.merge(other.dropped, uniquingKeysWith: +)
-        logLevels.merge(other.logLevels, uniquingKeysWith: +)
+        dropped.mergeBounded(other.dropped)
+        logLevels.mergeBounded(other.logLevels)
         for (key, value) in other.routes {
             let key = routes[key] != nil || routes.count < Self.maximumRoutes - 1 ? key : .other
             routes[key, default: RouteSummary()].merge(value)

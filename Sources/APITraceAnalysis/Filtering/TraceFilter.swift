@@ -38,8 +38,8 @@ public struct TraceFilter: Sendable, Equatable {
         self.appVersion = appVersion
     }
 
-    /// Creates a filter from command-line text: times as RFC 3339 or a duration back from `now`
-    /// (`90s`, `30m`, `2h`, `7d`, `1w`).
+    /// Creates a filter from command-line text: times in the one grammar of every command
+    /// (``TimeGrammar``: RFC 3339, `now`, or a duration back from `now` such as `90s`, `1h30m`, `1.5h`, `7d`).
     public init(
         since: String?, until: String? = nil, route: String? = nil, host: String? = nil,
         appVersion: String? = nil, now: TraceTimestamp = .now()
@@ -56,29 +56,18 @@ public struct TraceFilter: Sendable, Equatable {
         /// The text given.
         public var text: String
         public var description: String {
-            "\(option) \(text): expected an RFC 3339 time (2026-11-22T10:00:00Z) or a duration back from now (90s, 30m, 2h, 7d, 1w)"
+            "\(option) \(text): expected \(TimeGrammar.instantHelp)"
         }
     }
 
-    /// Parses RFC 3339 text or a duration back from `now`.
+    /// Parses an instant in the one grammar of every command (``TimeGrammar/instant(_:now:)``).
     public static func parseTime(_ text: String, option: String = "time", now: TraceTimestamp = .now()) throws(InvalidTime) -> TraceTimestamp {
-        if let t = TraceTimestamp(rfc3339: text) { return t }
-        if let ms = parseDuration(text) { return now.adding(milliseconds: -ms) }
-        throw InvalidTime(option: option, text: text)
+        guard let t = TimeGrammar.instant(text, now: now) else { throw InvalidTime(option: option, text: text) }
+        return t
     }
 
-    /// Milliseconds in a duration such as `90s`, `30m`, `2h`, `7d`, `1w` (also `500ms`); `nil` when malformed.
-    public static func parseDuration(_ text: String) -> Int64? {
-        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000)]
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        for (unit, factor) in units where trimmed.hasSuffix(unit) {
-            let number = trimmed.dropLast(unit.count)
-            if unit == "s" && number.hasSuffix("m") { continue }
-            guard let value = Double(number), value.isFinite, value > 0 else { return nil }
-            return Int64((value * factor).rounded())
-        }
-        return nil
-    }
+    /// Milliseconds in a duration (``TimeGrammar/milliseconds(_:)``); `nil` when malformed.
+    public static func parseDuration(_ text: String) -> Int64? { TimeGrammar.milliseconds(text) }
 
     // MARK: - Matching
 
@@ -88,10 +77,10 @@ public struct TraceFilter: Sendable, Equatable {
         return true
     }
 
-    /// True when a file started at this time may hold matching events (a file cannot hold events
-    /// from before it started; the file name gives the start).
+    /// True when a file started at this time may hold matching events: a file holds no events from
+    /// before its start, less ``TraceFileSelection/slack`` for clock skew (the file name gives the start).
     public func mayMatch(fileStarted: TraceTimestamp) -> Bool {
-        if let until, fileStarted >= until { return false }
+        if let until, fileStarted.millisecondsSince1970 >= until.millisecondsSince1970 &+ TraceFileSelection.slack { return false }
         return true
     }
 

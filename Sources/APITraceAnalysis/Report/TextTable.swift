@@ -1,3 +1,4 @@
+import APITraceFormat
 /// Aligned columns for the text format: widths from the plain text, colour added after padding.
 struct TextTable {
     enum Alignment { case left, right }
@@ -13,8 +14,9 @@ struct TextTable {
         alignments = columns.map(\.1)
     }
 
+    /// Adds a row; cells are escaped for the terminal (text from trace files may hold escape sequences).
     mutating func add(_ row: [String], style: String? = nil) {
-        rows.append(row)
+        rows.append(row.map(TextEscaping.terminal))
         rowStyles.append(style)
     }
 

@@ -155,19 +155,5 @@ extension TraceReport {
 
     private func fmt(_ x: Double) -> String { String(format: "%.1f", x) }
 
-    static func escapeHTML(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.count)
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escapeHTML(_ s: String) -> String { TextEscaping.html(s) }
 }

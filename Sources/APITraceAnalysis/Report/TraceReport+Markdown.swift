@@ -5,7 +5,9 @@ extension TraceReport {
     /// Renders the report as GitHub-flavoured Markdown.
     public func renderMarkdown() -> String {
         typealias F = ReportNumberFormatting
-        func cell(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") }
+        // Text from trace files goes through `text` (plain) or `c` (a code span); cells made here keep their markup.
+        func cell(_ s: String) -> String { s.replacingOccurrences(of: "\n", with: " ") }
+        let text = TextEscaping.markdownCell, c = TextEscaping.markdownCode
         func table(_ headers: [String], _ right: Set<Int>, _ rows: [[String]]) -> String {
             var out = "| " + headers.joined(separator: " | ") + " |\n|"
             for i in headers.indices { out += right.contains(i) ? " ---: |" : " --- |" }
@@ -17,7 +19,7 @@ extension TraceReport {
         out += "\(F.count(input.filesRead)) files, \(F.count(totals.events)) events"
         if let firstEvent, let lastEvent { out += ", \(firstEvent.rfc3339) to \(lastEvent.rfc3339) (\(F.span(spanSeconds)))" }
         out += ".\n"
-        if !input.sources.isEmpty { out += "Read from: " + input.sources.map { "`\($0)`" }.joined(separator: ", ") + ".\n" }
+        if !input.sources.isEmpty { out += "Read from: " + input.sources.map { c($0) }.joined(separator: ", ") + ".\n" }
         out += "\n" + definitions.map { "- \($0)" }.joined(separator: "\n") + "\n"
 
         out += "\n## Totals\n\n"
@@ -41,22 +43,22 @@ extension TraceReport {
             ["method", "route", "requests", "5xx", "4xx", "transport", "decode", "error rate", "p50", "p95", "p99", "bytes in"],
             Set(2...11),
             routes.map { r in
-                [r.method, "`\(r.route)`", F.count(r.requests), F.count(r.serverErrors), F.count(r.clientErrors),
+                [text(r.method), c(r.route), F.count(r.requests), F.count(r.serverErrors), F.count(r.clientErrors),
                  F.count(r.transportErrors), F.count(r.decodeFailures), F.percent(r.errorRate), F.duration(r.latency.p50),
                  F.duration(r.latency.p95), F.duration(r.latency.p99), F.bytes(r.bytesIn)]
             })
 
         out += "\n## Errors by identity\n\n"
         out += errors.isEmpty ? "None.\n" : table(["count", "identity", "source", "routes", "example"], [0], errors.map { e in
-            [F.count(e.occurrences), "`\(e.identity)`", e.source,
-             e.routes.prefix(3).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", "), e.examples.first ?? ""]
+            [F.count(e.occurrences), c(e.identity), e.source,
+             e.routes.prefix(3).map { "\(text($0.route)) (\(F.count($0.count)))" }.joined(separator: ", "), text(e.examples.first ?? "")]
         })
         if errorsOmitted > 0 { out += "\n\(errorsOmitted) more identities not listed.\n" }
 
         out += "\n## Decode failures\n\n"
         out += decodeFailures.isEmpty ? "None.\n" : table(["count", "entity", "kind", "path", "routes", "example"], [0], decodeFailures.map { d in
-            [F.count(d.count), d.entity, d.isMissingKey ? "**missing key `\(d.key ?? d.path)`**" : d.kind, "`\(d.path)`",
-             d.routes.prefix(3).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", "), d.examplePaths.first.map { "`\($0)`" } ?? ""]
+            [F.count(d.count), text(d.entity), d.isMissingKey ? "**missing key \(c(d.key ?? d.path))**" : text(d.kind), c(d.path),
+             d.routes.prefix(3).map { "\(text($0.route)) (\(F.count($0.count)))" }.joined(separator: ", "), d.examplePaths.first.map { c($0) } ?? ""]
         })
 
         out += "\n## Server-Sent Events\n\n"
@@ -65,7 +67,7 @@ extension TraceReport {
         } else {
             out += "- connections: \(F.count(sse.connections)), closed: \(F.count(sse.closes)), gave up: \(F.count(sse.fails))\n"
             out += "- reconnects: \(F.count(sse.reconnects))" + (sse.reconnectsPerHour.map { " (\(F.number($0)) per hour)" } ?? "") + "\n"
-            out += "- reasons: " + sse.reasons.map { "\($0.reason) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            out += "- reasons: " + sse.reasons.map { "\(text($0.reason)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
             let d = sse.reconnectDelay
             out += "- reconnect delay: p50 \(F.duration(d.p50)), p95 \(F.duration(d.p95)), p99 \(F.duration(d.p99))\n"
             out += "- events per connection: mean \(sse.meanEventsPerConnection.map { F.number($0) } ?? "-"), p50 "
@@ -79,7 +81,7 @@ extension TraceReport {
             })
 
         if !input.warnings.isEmpty {
-            out += "\n## Warnings\n\n" + input.warnings.map { "- \($0)" }.joined(separator: "\n") + "\n"
+            out += "\n## Warnings\n\n" + input.warnings.map { "- " + text($0) }.joined(separator: "\n") + "\n"
             if input.warningsOmitted > 0 { out += "- ... \(input.warningsOmitted) more\n" }
         }
         return out

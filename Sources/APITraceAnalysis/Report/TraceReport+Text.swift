@@ -4,6 +4,8 @@ import APITraceFormat
 extension TraceReport {
     /// Renders the report as aligned text, with ANSI colour when `colors` is true.
     public func renderText(colors: Bool = false) -> String {
+        // Text from trace files is escaped for the terminal (tables escape their own cells).
+        let T = TextEscaping.terminal
         typealias F = ReportNumberFormatting
         func heading(_ text: String) -> String { "\n" + ANSI.style(text, ANSI.bold, colors) + "\n" }
         func rateStyle(_ rate: Double) -> String? { rate >= 0.05 ? ANSI.red : rate >= 0.01 ? ANSI.yellow : nil }
@@ -16,7 +18,7 @@ extension TraceReport {
             out += ", \(firstEvent.rfc3339) to \(lastEvent.rfc3339) (\(F.span(spanSeconds)))"
         }
         out += "\n"
-        if !input.sources.isEmpty { out += "read from: \(input.sources.joined(separator: ", "))\n" }
+        if !input.sources.isEmpty { out += "read from: \(T(input.sources.joined(separator: ", ")))\n" }
         for line in definitions { out += ANSI.style("  \(line)", ANSI.dim, colors) + "\n" }
 
         // Totals
@@ -36,7 +38,7 @@ extension TraceReport {
         t.add(["decode failures", F.count(totals.decodeFailures), "\(F.percent(totals.decodeFailureRate)) of requests"],
               style: totals.decodeFailures > 0 ? ANSI.yellow : nil)
         t.add(["recorded errors", F.count(totals.recordedErrors), ""])
-        let dropped = totals.droppedByReason.sorted { $0.key < $1.key }.map { "\($0.key) \(F.count($0.value))" }.joined(separator: ", ")
+        let dropped = totals.droppedByReason.sorted { $0.key < $1.key }.map { "\(T($0.key)) \(F.count($0.value))" }.joined(separator: ", ")
         t.add(["dropped by producers", F.count(totals.dropped), dropped], style: totals.dropped > 0 ? ANSI.yellow : nil)
         let l = totals.latency
         t.add(["latency", "", "p50 \(F.duration(l.p50)), p95 \(F.duration(l.p95)), p99 \(F.duration(l.p99)), max \(F.duration(l.max))"])
@@ -103,7 +105,7 @@ extension TraceReport {
             if let perHour = sse.reconnectsPerHour { out += " (\(F.number(perHour)) per hour)" }
             out += ", gave up \(F.count(sse.fails)), closed \(F.count(sse.closes))\n"
             if !sse.reasons.isEmpty {
-                out += "  reasons: " + sse.reasons.map { "\($0.reason) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+                out += "  reasons: " + sse.reasons.map { "\(T($0.reason)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
             }
             let d = sse.reconnectDelay
             out += "  reconnect delay: p50 \(F.duration(d.p50)), p95 \(F.duration(d.p95)), p99 \(F.duration(d.p99))\n"
@@ -136,7 +138,7 @@ extension TraceReport {
             if input.eventsFiltered > 0 { out += "  events left out by the filter: \(F.count(input.eventsFiltered))\n" }
             if input.unknownTypes > 0 { out += "  lines of unknown event types skipped: \(F.count(input.unknownTypes))\n" }
             if input.invalidLines > 0 { out += "  invalid lines skipped: \(F.count(input.invalidLines))\n" }
-            for warning in input.warnings { out += ANSI.style("  warning: \(warning)", ANSI.yellow, colors) + "\n" }
+            for warning in input.warnings { out += ANSI.style("  warning: \(T(warning))", ANSI.yellow, colors) + "\n" }
             if input.warningsOmitted > 0 { out += "  ... \(input.warningsOmitted) more warnings\n" }
         }
         return out

@@ -1,7 +1,9 @@
 /// Turns a concrete path into a low-cardinality route by replacing ids with `{id}`.
 ///
-/// A segment is an id when it is all digits, a UUID, or at least ``minimumHexLength`` hex digits.
-/// The query string and fragment are dropped.
+/// A segment is an id when it is all digits, a UUID, at least ``minimumHexLength`` hex digits, or a
+/// random-looking token of at least ``minimumTokenLength`` characters (letters and at least two digits,
+/// mixed case or without separators). The query string, the fragment and matrix parameters
+/// (`;jsessionid=...`) are dropped.
 ///
 /// ```swift
 /// RouteNormalizer().normalize("/apps/42/builds/3f2a9c1e0b7d4e5f6a7b")   // "/apps/{id}/builds/{id}"
@@ -12,6 +14,8 @@ public struct RouteNormalizer: Sendable, Equatable {
     public var minimumHexLength: Int
     /// What replaces an id. Default `{id}`.
     public var placeholder: String
+    /// Shortest segment taken for a random token (letters and digits, neither hex nor a UUID). Default 20.
+    public var minimumTokenLength: Int = 20
 
     /// Creates a normalizer.
     public init(minimumHexLength: Int = 16, placeholder: String = "{id}") {
@@ -30,6 +34,17 @@ public struct RouteNormalizer: Sendable, Equatable {
         var end = 0
         while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
         if end == 0 { return "/" }
+        // Matrix parameters (`;jsessionid=...`) can carry session ids: drop them before anything else.
+        if UnsafeBufferPointer(rebasing: bytes[0..<end]).contains(UInt8(ascii: ";")) {
+            var stripped: [UInt8] = []
+            stripped.reserveCapacity(end)
+            var skipping = false
+            for b in bytes[0..<end] {
+                if b == UInt8(ascii: ";") { skipping = true } else if b == UInt8(ascii: "/") { skipping = false }
+                if !skipping { stripped.append(b) }
+            }
+            return stripped.withUnsafeBufferPointer { normalize(bytes: $0) }
+        }
         var output: [UInt8] = []
         var copied = 0  // bytes[0..<copied] are already accounted for in `output`
         var segmentStart = 0
@@ -62,17 +77,28 @@ public struct RouteNormalizer: Sendable, Equatable {
         var digits = 0
         var hex = 0
         var dashes = 0
+        var upper = 0
+        var lower = 0
+        var separators = 0
         for b in bytes {
             switch b {
             case 0x30...0x39: digits += 1; hex += 1
-            case 0x41...0x46, 0x61...0x66: hex += 1
+            case 0x41...0x46: hex += 1; upper += 1
+            case 0x61...0x66: hex += 1; lower += 1
+            case 0x47...0x5A: upper += 1
+            case 0x67...0x7A: lower += 1
             case UInt8(ascii: "-"): dashes += 1
+            case UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: "="): separators += 1
             default: return false
             }
         }
         if digits == bytes.count { return true }
         if dashes == 4, bytes.count == 36, hex == 32 { return isUUIDShape(bytes) }
-        return dashes == 0 && hex >= minimumHexLength && digits > 0
+        if dashes == 0, separators == 0, hex == bytes.count { return hex >= minimumHexLength && digits > 0 }
+        // A long random token (session ids, base64url, API keys): letters and digits, and either
+        // mixed case or no separators, which words, slugs and dates (`release-notes-2024`) do not have.
+        guard bytes.count >= minimumTokenLength, digits >= 2, upper + lower >= 2 else { return false }
+        return (upper > 0 && lower > 0) || dashes + separators == 0
     }
 
     private func isUUIDShape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -27,6 +27,11 @@ public struct TraceParent: Sendable, Equatable {
         return TraceParent(traceID: hex(high, random.next()), parentID: hex(random.next() | 1), flags: 1)
     }
 
+    /// A new span in `parent`'s trace: same trace id and flags, new random parent id.
+    public static func child(of parent: TraceParent) -> TraceParent {
+        TraceParent(traceID: parent.traceID, parentID: hex(FastRandom.shared.next() | 1), flags: parent.flags)
+    }
+
     /// Parses a header value; `nil` when it is not version `00` with valid, non-zero ids.
     public init?(headerValue: String) {
         let parts = headerValue.split(separator: "-")

@@ -34,48 +34,26 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
 
     public func perform(_ request: BackendRequest) async throws -> BackendResponse {
         var request = request
-        var traceID: String?
+        var existing: String?
         if injectsTraceParent {
-            if let existing = request.headers.first(where: { $0.key.lowercased() == "traceparent" }),
-               let parent = TraceParent(headerValue: existing.value) {
-                traceID = parent.traceID
-            } else {
-                let parent = TraceParent.random()
-                request.headers["traceparent"] = parent.headerValue
-                traceID = parent.traceID
-            }
+            existing = request.headers["traceparent"] ?? request.headers.first(where: { $0.key.lowercased() == "traceparent" })?.value
         }
-        let route = request.route ?? request.url.traceRoute(normalizer)
-        let logging = tracer.logging
-        if logging.isEnabled(.trace) {
+        let traced = tracer.startRequest(
+            method: request.method, url: request.url, route: request.route, normalizer: normalizer,
+            attempt: request.attempt, bytesOut: Int64(request.body?.count ?? 0),
+            traceParent: existing, injectsTraceParent: injectsTraceParent
+        )
+        if let header = traced.traceParentHeader { request.headers["traceparent"] = header }
+        if tracer.logging.isEnabled(.trace) {
             let headers = tracer.redaction.redact(headers: request.headers)
             tracer.log(.trace, "\(request.method) \(tracer.redaction.redact(url: request.url)) headers", metadata: headers)
         }
-        let clock = ContinuousClock()
-        let start = clock.now
         do {
             let response = try await base.perform(request)
-            let elapsed = start.duration(to: clock.now)
-            let event = TraceEvent.Request(
-                method: request.method, route: route, host: request.url.traceHost, status: response.status,
-                durationMs: elapsed.traceMilliseconds, bytesIn: Int64(response.body.count), bytesOut: Int64(request.body?.count ?? 0),
-                error: nil, attempt: request.attempt
-            )
-            tracer.record(TraceEvent(traceID: traceID, .request(event)))
-            if logging.isEnabled(.debug) {
-                tracer.log(.debug, "\(request.method) \(route) -> \(response.status) (\(event.durationMs.traceFormattedMilliseconds) ms)")
-            }
+            traced.finish(status: response.status, bytesIn: Int64(response.body.count))
             return response
         } catch {
-            let elapsed = start.duration(to: clock.now)
-            let identity = ErrorIdentity.of(error)
-            let event = TraceEvent.Request(
-                method: request.method, route: route, host: request.url.traceHost, status: nil,
-                durationMs: elapsed.traceMilliseconds, bytesIn: nil, bytesOut: Int64(request.body?.count ?? 0),
-                error: identity, attempt: request.attempt
-            )
-            tracer.record(TraceEvent(traceID: traceID, .request(event)))
-            tracer.log(.warning, "\(request.method) \(route) failed after \(event.durationMs.traceFormattedMilliseconds) ms: \(identity): \(error)")
+            traced.fail(error)
             throw error
         }
     }

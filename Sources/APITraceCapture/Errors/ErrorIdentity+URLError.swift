@@ -4,6 +4,7 @@ extension ErrorIdentity {
         switch code {
         case -1: "unknown"
         case -999: "cancelled"
+        case -997: "backgroundSessionWasDisconnected"
         case -1000: "badURL"
         case -1001: "timedOut"
         case -1002: "unsupportedURL"

@@ -1,5 +1,5 @@
+import APITraceFormat
 import Foundation
-import Synchronization
 
 /// Stable, low-cardinality names for errors, as written in `identity`, `underlying` and a request's `error`.
 ///
@@ -35,7 +35,7 @@ public enum ErrorIdentity {
     /// The identity computed without ``TraceableError``: enum case, URL error name, domain and code, or type.
     public static func reflectedIdentity(of error: any Error) -> String {
         let type = Swift.type(of: error)
-        if let name = enumCaseName(error) {
+        if let name = EnumCaseName.of(error) {
             // Enum identities are cached by type and case: the hot path of `recordError`.
             let key = CaseKey(type: ObjectIdentifier(type), name: UInt(bitPattern: name))
             if let cached = caseIdentities.withLock({ $0[key] }) { return cached }
@@ -46,9 +46,19 @@ public enum ErrorIdentity {
             }
             return identity
         }
-        if let urlError = error as? URLError { return "URLError." + urlErrorName(urlError.code.rawValue) }
-        if Mirror(reflecting: error).displayStyle == .enum, let label = Mirror(reflecting: error).children.first?.label {
-            return typeName(of: error) + "." + label
+        if let urlError = error as? URLError {
+            if isLinuxOffline(urlError) { return "URLError.notConnectedToInternet" }
+            return "URLError." + urlErrorName(urlError.code.rawValue)
+        }
+        let mirror = Mirror(reflecting: error)
+        if mirror.displayStyle == .enum {
+            // Only reached when the runtime's case-name function is missing (see `EnumCaseName`).
+            if let label = mirror.children.first?.label { return typeName(of: error) + "." + label }
+            let type = Swift.type(of: error) as Any.Type
+            if !(type is any CustomStringConvertible.Type), !(type is any CustomDebugStringConvertible.Type) {
+                let printed = String(describing: error)
+                if printed.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) { return typeName(of: error) + "." + printed }
+            }
         }
         if isNSError(error) {
             let ns = error as NSError
@@ -61,18 +71,62 @@ public enum ErrorIdentity {
         return typeName(of: error)
     }
 
+    /// The identity and message of an enum case that has no payload, no custom description and
+    /// wraps nothing (not a `TraceableError` or `CustomNSError`); `nil` for any other error.
+    ///
+    /// Printing an enum case goes through the runtime's reflection, and each protocol cast costs a
+    /// conformance lookup: most of the cost of a recorded error. For such a case both texts are a
+    /// function of the case alone, so they are computed once per type and case.
+    static func plainCase(_ error: any Error) -> (identity: String, message: String)? {
+        guard let name = EnumCaseName.of(error) else { return nil }
+        let type = Swift.type(of: error) as Any.Type
+        let key = CaseKey(type: ObjectIdentifier(type), name: UInt(bitPattern: name))
+        if let cached = plainCases.withLock({ $0[key] }) { return cached }
+        let plain = !(error is any TraceableError) && !(error is any CustomNSError)
+            && !(type is any CustomStringConvertible.Type) && !(type is any CustomDebugStringConvertible.Type)
+            && !(type is any TextOutputStreamable.Type) && Mirror(reflecting: error).children.isEmpty
+        guard plain else { return nil }
+        let described = (identity: of(error), message: String(describing: error))
+        plainCases.withLock { cache in
+            if cache.count > 4096 { cache.removeAll() }
+            cache[key] = described
+        }
+        return described
+    }
+
+    private static let plainCases = Locked<[CaseKey: (identity: String, message: String)]>([:])
+
     private struct CaseKey: Hashable {
         var type: ObjectIdentifier
         var name: UInt
     }
 
-    private static let caseIdentities = Mutex<[CaseKey: String]>([:])
+    private static let caseIdentities = Locked<[CaseKey: String]>([:])
 
     /// The type's name without the module, such as `APIClient.Failure` for a nested type.
     static func typeName(of error: any Error) -> String {
-        let full = String(reflecting: Swift.type(of: error))
+        var full = String(reflecting: Swift.type(of: error))
+        // Types declared inside a function print as `(unknown context at $55c9544d8770)`: an address
+        // that changes per run would make a new identity per run.
+        while let start = full.range(of: "(unknown context at $"), let end = full[start.upperBound...].firstIndex(of: ")") {
+            var after = full.index(after: end)
+            if after < full.endIndex, full[after] == "." { after = full.index(after: after) }
+            full.removeSubrange(start.lowerBound..<after)
+        }
         guard let dot = full.firstIndex(of: "."), !full[..<dot].contains("<") else { return full }
         return String(full[full.index(after: dot)...])
+    }
+
+    /// Whether `error` is how Linux's FoundationNetworking reports a device without a network.
+    ///
+    /// Where Apple platforms say `notConnectedToInternet`, libcurl under FoundationNetworking fails
+    /// the connect with "Couldn't connect to server" and the code `unknown` (-1), seen with no
+    /// route and with the interface down; a refused connection is `cannotConnectToHost` and a
+    /// timeout `timedOut`. Both forms get the same identity.
+    static func isLinuxOffline(_ error: URLError) -> Bool {
+        guard error.code.rawValue == -1 else { return false }
+        let description = (error as NSError).userInfo[NSLocalizedDescriptionKey] as? String ?? error.localizedDescription
+        return description.hasSuffix("Couldn't connect to server")
     }
 
     private static func isNSError(_ error: any Error) -> Bool {
@@ -91,8 +145,3 @@ public enum ErrorIdentity {
     }
 }
 
-/// The runtime's name for the case of an enum value, payload or not, ignoring any custom
-/// description (what `print` uses); `nil` for values that are not enums. The pointer is to
-/// static metadata and stays valid.
-@_silgen_name("swift_EnumCaseName")
-private func enumCaseName<T>(_ value: T) -> UnsafePointer<CChar>?

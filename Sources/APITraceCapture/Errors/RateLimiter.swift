@@ -1,4 +1,4 @@
-import Synchronization
+import APITraceFormat
 
 /// Fixed-window counters per identity, holding the count of what they suppressed.
 final class RateLimiter: Sendable {
@@ -16,7 +16,7 @@ final class RateLimiter: Sendable {
     }
 
     let limit: RateLimit
-    private let windows = Mutex<[String: Window]>([:])
+    private let windows = Locked<[String: Window]>([:])
     /// Past this many identities, finished windows with nothing pending are forgotten.
     private static let pruneThreshold = 1024
 

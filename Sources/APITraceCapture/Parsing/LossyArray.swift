@@ -30,6 +30,12 @@ public struct LossyArray<Element: Decodable>: Decodable {
             do {
                 elements.append(try container.decode(Element.self))
             } catch let error as DecodingError {
+                // The model-type probe decodes a second time: its failures were recorded the first.
+                if decoder.userInfo[DecodedTypes.key] != nil {
+                    if container.currentIndex == index { _ = try? container.decode(Skipped.self) }
+                    if container.currentIndex == index { break }
+                    continue
+                }
                 let tracer = context?.tracer ?? Tracer.shared
                 tracer.recordDecodeFailure(TraceEvent.DecodeFailure(error, entity: String(describing: Element.self), route: context?.route))
                 if container.currentIndex == index { _ = try? container.decode(Skipped.self) }
@@ -42,6 +48,7 @@ public struct LossyArray<Element: Decodable>: Decodable {
 }
 
 extension LossyArray: Sendable where Element: Sendable {}
+extension LossyArray: LossyArrayMarker {}
 extension LossyArray: Equatable where Element: Equatable {}
 
 extension LossyArray: Encodable where Element: Encodable {

@@ -8,10 +8,11 @@ import Foundation
 /// let apps = try decoder.decode(AppsResponse.self, from: response.body, route: "/apps")
 /// ```
 ///
-/// A missing key in the second app of `{"data":{"apps":[...]}}` records:
+/// A missing key in the second app of `{"data":{"apps":[...]}}` records the model that failed as
+/// `entity` (the innermost `Decodable` type holding the failing path; the top-level type starts the message):
 ///
 /// ```text
-/// {"type":"decode_failure","route":"/apps","entity":"AppsResponse","kind":"keyNotFound","path":"data.apps[1].stability","key":"stability",...}
+/// {"type":"decode_failure","route":"/apps","entity":"App","kind":"keyNotFound","path":"data.apps[1].stability","key":"stability","message":"decoding AppsResponse: ..."}
 /// ```
 ///
 /// The payload is never copied into the trace.
@@ -34,8 +35,27 @@ public struct TracedJSONDecoder: Sendable {
                 try decoder.decode(type, from: data)
             }
         } catch let error as DecodingError {
-            tracer.recordDecodeFailure(TraceEvent.DecodeFailure(error, entity: String(describing: type), route: route))
+            let topLevel = String(describing: type)
+            var failure = TraceEvent.DecodeFailure(error, entity: topLevel, route: route)
+            // Name the model that failed (`App`), not the envelope (`Envelope<AppsPayload>`); the
+            // top-level type stays in the message. Costs a second decode, on failure only.
+            if let model = ModelTypeProbe.modelType(type, from: data, failingPath: Self.failingPath(error), decoder: decoder), model != topLevel {
+                failure.entity = model
+                failure.message = "decoding \(topLevel): " + failure.message
+            }
+            tracer.recordDecodeFailure(failure)
             throw error
+        }
+    }
+}
+
+extension TracedJSONDecoder {
+    /// The path of the value that failed, the missing key included.
+    static func failingPath(_ error: DecodingError) -> [any CodingKey] {
+        switch error {
+        case .keyNotFound(let key, let context): context.codingPath + [key]
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context.codingPath
+        @unknown default: []
         }
     }
 }

@@ -7,6 +7,8 @@ extension Redaction {
     /// // "https://[REDACTED]@api.example.com/a?api_key=[REDACTED]&page=2"
     /// ```
     public func redactText(_ text: String) -> String {
+        // Most text holds none of the bytes a secret's marker starts with: skip the copy.
+        guard text.utf8.contains(where: Self.mayStartSecret) else { return text }
         let input = Array(text.utf8)
         let hidden = Array(replacement.utf8)
         var out: [UInt8] = []
@@ -34,6 +36,30 @@ extension Redaction {
                     out.append(contentsOf: hidden)
                     i += 1
                     while i < n, !Self.endsHeaderValue(input[i]) { i += 1 }
+                    changed = true
+                    continue
+                }
+                // A quoted label, as JSON and Swift's dictionary printing write them: `"X-Api-Key": "sk_live..."`.
+                if let quoted = quotedNameBefore(out), isSensitiveLabel(quoted) {
+                    out.append(c)
+                    i += 1
+                    while i < n, input[i] == UInt8(ascii: " ") || input[i] == UInt8(ascii: "\t") {
+                        out.append(input[i])
+                        i += 1
+                    }
+                    if i < n, input[i] == UInt8(ascii: "\"") || input[i] == UInt8(ascii: "'") {
+                        let quote = input[i]
+                        out.append(quote)
+                        out.append(contentsOf: hidden)
+                        i += 1
+                        while i < n, input[i] != quote {
+                            if input[i] == UInt8(ascii: "\\") { i += 1 }
+                            i += 1
+                        }
+                    } else {
+                        out.append(contentsOf: hidden)
+                        while i < n, !Self.endsValue(input[i]) { i += 1 }
+                    }
                     changed = true
                     continue
                 }
@@ -69,6 +95,15 @@ extension Redaction {
         return String(decoding: out[j...], as: UTF8.self)
     }
 
+    /// The name inside the quotes `out` ends with (`"X-Api-Key"` or `'token'`), if it does.
+    private func quotedNameBefore(_ out: [UInt8]) -> String? {
+        guard let quote = out.last, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return nil }
+        var j = out.count - 1
+        while j > 0, Self.isNameByte(out[j - 1]) { j -= 1 }
+        guard j > 0, j < out.count - 1, out[j - 1] == quote else { return nil }
+        return String(decoding: out[j..<(out.count - 1)], as: UTF8.self)
+    }
+
     /// Where user info starts when `out` ends inside `scheme://user:pass`.
     private func userInfoStart(_ out: [UInt8]) -> Int? {
         var j = out.count
@@ -97,6 +132,11 @@ extension Redaction {
             if match, !Self.endsValue(input[i + bytes.count]) { return bytes.count }
         }
         return nil
+    }
+
+    /// `=`, `:` (also after a quoted label), `@` and `B`/`b` (Bearer, Basic) start every rule above.
+    static func mayStartSecret(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: "=") || b == UInt8(ascii: ":") || b == UInt8(ascii: "@") || b == UInt8(ascii: "B") || b == UInt8(ascii: "b")
     }
 
     static func isNameByte(_ b: UInt8) -> Bool {

@@ -96,7 +96,17 @@ public struct Redaction: Sendable, Equatable {
         let fragment = components.percentEncodedFragment
         components.percentEncodedQuery = nil
         components.percentEncodedFragment = nil
+        // Paths carry secrets too: matrix parameters (`;jsessionid=...`) and token segments go.
+        // Built by hand for the same reason.
+        let path = components.percentEncodedPath
+        components.percentEncodedPath = ""
         guard var text = components.string else { return redactText(url.absoluteString) }
+        if !path.isEmpty {
+            let normalizer = RouteNormalizer()
+            text += redact(route: path).split(separator: "/", omittingEmptySubsequences: false).map { segment in
+                !segment.isEmpty && !segment.allSatisfy(\.isNumber) && normalizer.isID(segment) ? replacement : String(segment)
+            }.joined(separator: "/")
+        }
         if let query {
             text += "?" + redactText(query)
         }
@@ -104,28 +114,58 @@ public struct Redaction: Sendable, Equatable {
         return text
     }
 
-    /// Rewrites the free-text fields of an event (messages, metadata, user info) and strips any
-    /// query string from routes.
+    /// Whether the value under a metadata or user-info key must be hidden: a sensitive header name
+    /// (`cookie`, `authorization`, `proxy-authorization`, ...) or a name containing a sensitive word.
+    public func isSensitiveKey(_ name: String) -> Bool {
+        isSensitiveHeader(name)
+    }
+
+    /// A route with anything that can carry a secret removed: the query string, the fragment and
+    /// matrix parameters such as `;jsessionid=...`.
+    public func redact(route: String) -> String {
+        guard route.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: ";") }) else {
+            return route
+        }
+        var out = ""
+        var skipping = false
+        for c in route {
+            if c == "?" || c == "#" { break }
+            if c == ";" { skipping = true; continue }
+            if c == "/" { skipping = false }
+            if !skipping { out.append(c) }
+        }
+        return out.isEmpty ? "/" : out
+    }
+
+    /// Rewrites the free-text fields of an event (messages, metadata, user info, `sse` reasons and
+    /// last event ids) and strips query strings and matrix parameters from routes.
     public func redact(_ event: inout TraceEvent) {
         switch event.payload {
         case .request(var request):
-            if request.route.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-               let query = request.route.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-                request.route = String(request.route[..<query])
+            let route = redact(route: request.route)
+            if route != request.route {
+                request.route = route
                 event.payload = .request(request)
             }
         case .error(var error):
             error.message = redactText(error.message)
-            for (key, value) in error.userInfo { error.userInfo[key] = isSensitiveParameter(key) ? replacement : redactText(value) }
+            for (key, value) in error.userInfo { error.userInfo[key] = isSensitiveKey(key) ? replacement : redactText(value) }
+            if let route = error.route { error.route = redact(route: route) }
             event.payload = .error(error)
         case .log(var log):
             log.message = redactText(log.message)
-            for (key, value) in log.metadata { log.metadata[key] = isSensitiveParameter(key) ? replacement : redactText(value) }
+            for (key, value) in log.metadata { log.metadata[key] = isSensitiveKey(key) ? replacement : redactText(value) }
             event.payload = .log(log)
         case .decodeFailure(var failure):
             failure.message = redactText(failure.message)
+            if let route = failure.route { failure.route = redact(route: route) }
             event.payload = .decodeFailure(failure)
-        case .sse, .dropped:
+        case .sse(var sse):
+            sse.route = redact(route: sse.route)
+            if let reason = sse.reason { sse.reason = redactText(reason) }
+            if let id = sse.lastEventID { sse.lastEventID = redactText(id) }
+            event.payload = .sse(sse)
+        case .dropped:
             break
         }
     }

@@ -1,9 +1,8 @@
 import APITraceFormat
-import Synchronization
 
 /// Keeps events in memory, for tests and for showing recent events in an app.
 public final class InMemoryTraceSink: TraceSink {
-    private let storage = Mutex<[TraceEvent]>([])
+    private let storage = Locked<[TraceEvent]>([])
 
     /// Creates an empty sink.
     public init() {}

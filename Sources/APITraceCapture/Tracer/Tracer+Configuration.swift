@@ -18,13 +18,35 @@ extension Tracer {
         /// Most `error` events written per identity and window; the rest are counted, not lost.
         /// Default: 10 per minute. `nil` writes every error.
         public var errorRateLimit: RateLimit?
+        /// Most `decode_failure` events written per group (entity, kind and path with indices folded)
+        /// and window; the rest are counted in a `dropped` event with reason `decode_failure_rate_limited`,
+        /// written before the next one of that group or at ``Tracer/flush()``. Default: 10 per minute.
+        /// `nil` writes every decode failure.
+        public var decodeFailureRateLimit: RateLimit?
+        /// Where the caller's distributed-trace context comes from, so requests join it
+        /// (see ``TraceContextProvider``). Default: `nil` (random trace ids when injecting `traceparent`).
+        public var traceContext: TraceContextProvider?
         /// Where apitrace's own log lines go (requests at `debug`, errors at `error`, decode failures at `warning`).
         /// Default: ``LoggingFunction/stderr`` at `warning` and above.
         public var logging: LoggingFunction
         /// Session id stamped on events that have none. Default: `nil` (no `session` field).
         public var session: String?
         /// Called last with every event; return it (changed or not) to keep it, `nil` to drop it.
-        /// Runs on the caller's thread: keep it fast.
+        /// Runs on the caller's thread: keep it fast. It sees events after redaction, so what it
+        /// adds is not redacted.
+        ///
+        /// The place to add or rewrite fields per request, whichever adapter recorded it:
+        ///
+        /// ```swift
+        /// configuration.eventHook = { event in
+        ///     var event = event
+        ///     if case .request(var request) = event.payload, request.route.hasPrefix("/v1/") {
+        ///         request.route = "/v2/" + request.route.dropFirst(4)   // report old and new API together
+        ///         event.payload = .request(request)
+        ///     }
+        ///     return event
+        /// }
+        /// ```
         public var eventHook: (@Sendable (TraceEvent) -> TraceEvent?)?
 
         /// Creates a configuration with the defaults above.
@@ -34,8 +56,12 @@ extension Tracer {
             errorRateLimit: RateLimit? = RateLimit(maxEvents: 10, per: .seconds(60)),
             logging: LoggingFunction = .stderr,
             session: String? = nil,
-            eventHook: (@Sendable (TraceEvent) -> TraceEvent?)? = nil
+            eventHook: (@Sendable (TraceEvent) -> TraceEvent?)? = nil,
+            decodeFailureRateLimit: RateLimit? = RateLimit(maxEvents: 10, per: .seconds(60)),
+            traceContext: TraceContextProvider? = nil
         ) {
+            self.decodeFailureRateLimit = decodeFailureRateLimit
+            self.traceContext = traceContext
             self.redaction = redaction
             self.sampling = sampling
             self.errorRateLimit = errorRateLimit

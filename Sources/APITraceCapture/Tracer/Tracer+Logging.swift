@@ -11,7 +11,7 @@ extension Tracer {
         guard logging.isEnabled(level) else { return }
         var safeMetadata = metadata
         for (key, value) in metadata {
-            safeMetadata[key] = redaction.isSensitiveHeader(key) ? redaction.replacement : redaction.redactText(value)
+            safeMetadata[key] = redaction.isSensitiveKey(key) ? redaction.replacement : redaction.redactText(value)
         }
         logging.write(LogRecord(level: level, message: redaction.redactText(message()), metadata: safeMetadata, file: file, line: line))
     }

@@ -16,7 +16,8 @@ extension Tracer {
         _ error: any Error, userInfo: [String: Any] = [:], route: String? = nil,
         file: String = #fileID, line: Int = #line
     ) {
-        let identity = ErrorIdentity.of(error)
+        let plain = ErrorIdentity.plainCase(error)
+        let identity = plain?.identity ?? ErrorIdentity.of(error)
         // The limit is checked before the message and user info are built, so a suppressed error costs little.
         var suppressed: Int?
         if let errorLimiter {
@@ -27,9 +28,10 @@ extension Tracer {
         }
         var info: [String: String] = [:]
         for (key, value) in userInfo { info[key] = String(describing: value) }
-        let message = String(describing: error)
+        let message = plain?.message ?? String(describing: error)
+        let underlying = plain == nil ? ErrorIdentity.underlyingChain(of: error) : []
         let written = submit(TraceEvent(.error(.init(
-            identity: identity, message: message, userInfo: info, underlying: ErrorIdentity.underlyingChain(of: error),
+            identity: identity, message: message, userInfo: info, underlying: underlying,
             route: route, file: file, line: line, suppressed: suppressed
         ))), rateLimited: true)
         guard written else { return }

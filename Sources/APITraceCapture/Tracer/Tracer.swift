@@ -1,5 +1,4 @@
 import APITraceFormat
-import Synchronization
 
 /// Owns the configuration and the sinks that events go to. Set one up once with ``bootstrap(_:)``,
 /// or pass instances around in code that avoids globals.
@@ -19,6 +18,8 @@ public final class Tracer: Sendable {
     public let configuration: Configuration
 
     let errorLimiter: RateLimiter?
+    let decodeFailureLimiter: RateLimiter?
+    let traceContext: TraceContextProvider?
     let sampler: Sampler
     // Copies of configuration fields, so the hot path does not copy the whole configuration.
     let redaction: Redaction
@@ -31,6 +32,8 @@ public final class Tracer: Sendable {
         self.sinks = sinks
         self.configuration = configuration
         self.errorLimiter = configuration.errorRateLimit.map(RateLimiter.init)
+        self.decodeFailureLimiter = configuration.decodeFailureRateLimit.map(RateLimiter.init)
+        self.traceContext = configuration.traceContext
         self.sampler = Sampler(successRate: configuration.sampling.successRate)
         self.redaction = configuration.redaction
         self.session = configuration.session
@@ -52,7 +55,8 @@ public final class Tracer: Sendable {
         switch event.payload {
         case .request(var request):
             guard sampler.keep(request) else { return false }
-            if sampler.isSampling {
+            // Failed requests are never sampled (Docs/trace-format.md), so they carry no weight.
+            if sampler.isSampling, request.error == nil, let status = request.status, status < 400 {
                 request.sampleRate = sampler.successRate
                 event.payload = .request(request)
             }
@@ -68,6 +72,17 @@ public final class Tracer: Sendable {
                 }
             }
             event.payload = .error(error)
+        case .decodeFailure(let failure):
+            if let decodeFailureLimiter {
+                switch decodeFailureLimiter.admit(Self.decodeFailureGroup(failure)) {
+                case .suppress:
+                    return false
+                case .admit(let suppressed):
+                    if suppressed > 0 {
+                        deliver(TraceEvent(session: session, .dropped(.init(count: suppressed, reason: Self.decodeFailureDropReason))))
+                    }
+                }
+            }
         default:
             break
         }
@@ -94,10 +109,25 @@ public final class Tracer: Sendable {
                 deliver(TraceEvent(session: configuration.session, .dropped(.init(count: pending, reason: "rate_limited"))))
             }
         }
+        if let decodeFailureLimiter {
+            let pending = decodeFailureLimiter.drainSuppressed()
+            if pending > 0 {
+                deliver(TraceEvent(session: configuration.session, .dropped(.init(count: pending, reason: Self.decodeFailureDropReason))))
+            }
+        }
         for sink in sinks { sink.flush() }
     }
 
-    private static let global = Mutex<Tracer>(Tracer(sinks: []))
+    /// The `dropped` reason for decode failures held back by ``Configuration/decodeFailureRateLimit``;
+    /// distinct from `rate_limited`, which counts errors.
+    public static let decodeFailureDropReason = "decode_failure_rate_limited"
+
+    /// What decode failures are limited by: the same key failing in every element of a page is one group.
+    static func decodeFailureGroup(_ failure: TraceEvent.DecodeFailure) -> String {
+        failure.entity + " " + failure.kind.rawValue + " " + failure.pathPattern
+    }
+
+    private static let global = Locked<Tracer>(Tracer(sinks: []))
 
     /// The tracer set with ``bootstrap(_:)``; until then, one that records nothing.
     public static var shared: Tracer { global.withLock { $0 } }

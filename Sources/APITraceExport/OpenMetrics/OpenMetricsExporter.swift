@@ -19,15 +19,25 @@ public struct OpenMetricsExporter {
     public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
 
     private struct RequestKey: Hashable { var method, route, host: String }
-    private struct RequestCountKey: Hashable { var request: RequestKey; var status: String; var errorType: String; var errorClass: String }
-    private struct Histogram { var buckets = [Int](repeating: 0, count: OpenMetricsExporter.durationBuckets.count); var count = 0; var sum = 0.0 }
+    private struct RequestCountKey: Hashable { var request: RequestKey; var status: String; var errorType: String; var errorClass: String; var outcome: String }
+    private struct Histogram { var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count); var count = 0.0; var sum = 0.0 }
+
+    /// Most series per family keyed by file text (routes, identities, paths, reasons); later keys
+    /// are counted under `(other)`, so one producer writing ids into routes cannot blow up a scrape.
+    public static let maximumSeries = 1000
 
     private var requests: [RequestCountKey: Double] = [:]
     private var durations: [RequestKey: Histogram] = [:]
     private var decodeFailures: [[String]: Int] = [:]
-    private var errors: [String: Int] = [:]
+    private var errors: [[String]: Int] = [:]
     private var sse: [[String]: Int] = [:]
-    private var dropped: [String: Int] = [:]
+    private var dropped: [[String]: Int] = [:]
+
+    /// Adds `n` to a series, or to the `(other)` series once the family is full; saturating.
+    private static func add(_ n: Int, to key: [String], in family: inout [[String]: Int]) {
+        let key = family[key] != nil || family.count < maximumSeries - 1 ? key : key.map { _ in "(other)" }
+        family[key] = (family[key] ?? 0).addingSaturated(n)
+    }
 
     /// Creates an empty exporter.
     public init() {}
@@ -36,33 +46,35 @@ public struct OpenMetricsExporter {
     public mutating func add(_ event: TraceEvent) {
         switch event.payload {
         case .request(let r):
-            let key = RequestKey(method: r.method, route: r.route, host: r.host ?? "")
+            var key = RequestKey(method: r.method, route: r.route, host: r.host ?? "")
+            if durations[key] == nil, durations.count >= Self.maximumSeries - 1 { key = RequestKey(method: "(other)", route: "(other)", host: "(other)") }
+            let outcome = r.outcome
             let errorClass: String
-            switch r.status {
-            case nil: errorClass = "transport"
-            case let s? where s >= 500: errorClass = "server"
-            case let s? where s >= 400: errorClass = "client"
-            default: errorClass = ""
+            switch outcome {
+            case .transport: errorClass = "transport"
+            case .serverError: errorClass = "server"
+            case .clientError: errorClass = "client"
+            case .success, .cancelled, .offline: errorClass = ""
             }
             let errorType = r.error ?? (errorClass == "server" || errorClass == "client" ? String(r.status!) : "")
-            // A sampled success line stands for 1 / sample_rate requests.
-            let weight = r.status.map { $0 < 400 } == true ? 1 / (r.sampleRate ?? 1) : 1
-            requests[RequestCountKey(request: key, status: r.status.map(String.init) ?? "", errorType: errorType, errorClass: errorClass), default: 0] += weight
+            // A sampled success line stands for 1 / sample_rate requests, in the counter and the histogram alike.
+            let weight = RequestWeight.of(outcome: outcome, sampleRate: r.sampleRate).weight
+            requests[RequestCountKey(request: key, status: r.status.map(String.init) ?? "", errorType: errorType, errorClass: errorClass, outcome: outcome.rawValue), default: 0] += weight
             var histogram = durations[key] ?? Histogram()
             let seconds = r.durationMs / 1000
-            for (i, bound) in Self.durationBuckets.enumerated() where seconds <= bound { histogram.buckets[i] += 1 }
-            histogram.count += 1
-            histogram.sum += seconds
+            for (i, bound) in Self.durationBuckets.enumerated() where seconds <= bound { histogram.buckets[i] += weight }
+            histogram.count += weight
+            histogram.sum += seconds * weight
             durations[key] = histogram
         case .decodeFailure(let d):
             // Indices folded: one series per key, not one per array element.
-            decodeFailures[[d.entity, d.kind.rawValue, d.pathPattern, d.route ?? ""], default: 0] += 1
+            Self.add(1, to: [d.entity, d.kind.rawValue, d.pathPattern, d.route ?? ""], in: &decodeFailures)
         case .error(let e):
-            errors[e.identity, default: 0] += 1 + (e.suppressed ?? 0)
+            Self.add((e.suppressed ?? 0).addingSaturated(1), to: [e.identity], in: &errors)
         case .sse(let s):
-            sse[[s.phase.rawValue, s.route, s.reason ?? ""], default: 0] += 1
+            Self.add(1, to: [s.phase.rawValue, s.route, s.reason ?? ""], in: &sse)
         case .dropped(let d):
-            dropped[d.reason, default: 0] += d.count
+            Self.add(d.count, to: [d.reason], in: &dropped)
         case .log:
             break
         }
@@ -87,16 +99,16 @@ public struct OpenMetricsExporter {
         for (key, h) in durations.sorted(by: { ($0.key.method, $0.key.route, $0.key.host) < ($1.key.method, $1.key.route, $1.key.host) }) {
             let base = [("http_request_method", key.method), ("url_template", key.route), ("server_address", key.host)]
             for (i, bound) in Self.durationBuckets.enumerated() {
-                out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", String(bound))])) \(h.buckets[i])\n"
+                out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", String(bound))])) \(number(h.buckets[i]))\n"
             }
-            out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", "+Inf")])) \(h.count)\n"
-            out += "http_client_request_duration_seconds_count\(labels(base)) \(h.count)\n"
+            out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", "+Inf")])) \(number(h.count))\n"
+            out += "http_client_request_duration_seconds_count\(labels(base)) \(number(h.count))\n"
             out += "http_client_request_duration_seconds_sum\(labels(base)) \(number(h.sum))\n"
         }
 
-        family("apitrace_http_client_requests", "counter", "HTTP client requests; error_class is server (5xx), transport (no response), client (4xx) or empty. Sampled successes are scaled back.")
-        for (key, value) in requests.sorted(by: { ($0.key.request.method, $0.key.request.route, $0.key.status, $0.key.errorType) < ($1.key.request.method, $1.key.request.route, $1.key.status, $1.key.errorType) }) {
-            out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass)])) \(number(value))\n"
+        family("apitrace_http_client_requests", "counter", "HTTP client requests; outcome is success, client_error, server_error, transport, cancelled or offline (Docs/trace-format.md); error_class is server (5xx), transport (no response), client (4xx) or empty. Sampled successes are scaled back.")
+        for (key, value) in requests.sorted(by: { ($0.key.request.method, $0.key.request.route, $0.key.status, $0.key.errorType, $0.key.outcome) < ($1.key.request.method, $1.key.request.route, $1.key.status, $1.key.errorType, $1.key.outcome) }) {
+            out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass), ("outcome", key.outcome)])) \(number(value))\n"
         }
 
         family("apitrace_decode_failures", "counter", "Responses that did not decode into their model, by entity, kind and key path.")
@@ -105,8 +117,8 @@ public struct OpenMetricsExporter {
         }
 
         family("apitrace_recorded_errors", "counter", "Errors recorded with recordError, by identity (rate-limited ones included).")
-        for (identity, value) in errors.sorted(by: { $0.key < $1.key }) {
-            out += "apitrace_recorded_errors_total\(labels([("identity", identity)])) \(value)\n"
+        for (key, value) in errors.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "apitrace_recorded_errors_total\(labels([("identity", key[0])])) \(value)\n"
         }
 
         family("apitrace_sse_events", "counter", "Server-Sent Events connection changes: phase is open, close, reconnect or fail.")
@@ -115,24 +127,28 @@ public struct OpenMetricsExporter {
         }
 
         family("apitrace_dropped_events", "counter", "Events producers had to drop, by reason, as they reported it.")
-        for (reason, value) in dropped.sorted(by: { $0.key < $1.key }) {
-            out += "apitrace_dropped_events_total\(labels([("reason", reason)])) \(value)\n"
+        for (key, value) in dropped.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "apitrace_dropped_events_total\(labels([("reason", key[0])])) \(value)\n"
         }
         out += "# EOF\n"
         return out
     }
 
-    /// Label values escape backslash, double quote and newline.
+    /// Label values escape backslash, double quote and line feed, scalar by scalar (`"\r\n"` is one
+    /// `Character` but two scalars); other control characters, which the format cannot escape and
+    /// which break scrapers, become U+FFFD.
     static func escape(_ value: String) -> String {
-        var out = ""
-        for c in value {
+        var out = String.UnicodeScalarView()
+        for c in value.unicodeScalars {
             switch c {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case _ where c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c == "\u{2028}" || c == "\u{2029}":
+                out.append("\u{FFFD}")
             default: out.append(c)
             }
         }
-        return out
+        return String(out)
     }
 }

@@ -68,8 +68,9 @@ private struct Fields {
         if s.consumeNull() { return }
         // Static helpers: a nested function that touched `self` would copy this whole struct per field.
         func str() throws -> String { try Fields.string(k, &s) }
-        func int() throws -> Int { try Fields.int(k, &s) }
-        func dbl() throws -> Double { try Fields.double(k, &s) }
+        typealias L = TraceRecord.Limits
+        func int(_ range: ClosedRange<Int64> = Int64.min...Int64.max) throws -> Int { try Fields.int(k, &s, range) }
+        func dbl(_ range: ClosedRange<Double>) throws -> Double { try Fields.double(k, &s, range) }
         func time() throws -> TraceTimestamp { try Fields.time(k, &s) }
         switch k.count {
         case 2 where k.equals("ts"): ts = try time()
@@ -87,43 +88,43 @@ private struct Fields {
             else if k.equals("error") { error = try str() }
             else if k.equals("phase") { phase = try str() }
             else if k.equals("level") { level = try str() }
-            else if k.equals("count") { count = try int() }
+            else if k.equals("count") { count = try int(L.count) }
             else { try s.skipValue() }
         case 6:
             if k.equals("method") { method = try str() }
-            else if k.equals("status") { status = try int() }
+            else if k.equals("status") { status = try int(L.status) }
             else if k.equals("entity") { entity = try str() }
             else if k.equals("reason") { reason = try str() }
-            else if k.equals("events") { events = try int() }
+            else if k.equals("events") { events = try int(L.count) }
             else if k.equals("source") { source = try str() }
             else if k.equals("format") { format = try str() }
             else { try s.skipValue() }
         case 7:
             if k.equals("message") { message = try str() }
-            else if k.equals("attempt") { attempt = try int() }
+            else if k.equals("attempt") { attempt = try int(L.attempt) }
             else if k.equals("session") { session = try str() }
             else if k.equals("version") { version = try int() }
             else if k.equals("started") { started = try time() }
             else { try s.skipValue() }
         case 8:
-            if k.equals("bytes_in") { bytesIn = Int64(try int()) }
+            if k.equals("bytes_in") { bytesIn = Int64(try int(L.bytes)) }
             else if k.equals("trace_id") { traceID = try str() }
             else if k.equals("identity") { identity = try str() }
-            else if k.equals("delay_ms") { delayMs = try dbl() }
+            else if k.equals("delay_ms") { delayMs = try dbl(L.milliseconds) }
             else if k.equals("producer") { producer = try str() }
             else if k.equals("metadata") { metadata = try Fields.stringMap(k, &s) }
             else { try s.skipValue() }
         case 9:
-            if k.equals("bytes_out") { bytesOut = Int64(try int()) }
+            if k.equals("bytes_out") { bytesOut = Int64(try int(L.bytes)) }
             else if k.equals("user_info") { userInfo = try Fields.stringMap(k, &s) }
             else { try s.skipValue() }
         case 10:
-            if k.equals("suppressed") { suppressed = try int() }
+            if k.equals("suppressed") { suppressed = try int(L.count) }
             else if k.equals("underlying") { underlying = try Fields.typed(k, "an array of strings") { try s.readStringArray() } }
             else { try s.skipValue() }
         case 11:
-            if k.equals("duration_ms") { durationMs = try dbl() }
-            else if k.equals("sample_rate") { sampleRate = try dbl() }
+            if k.equals("duration_ms") { durationMs = try dbl(L.milliseconds) }
+            else if k.equals("sample_rate") { sampleRate = try dbl(-Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) }
             else if k.equals("app_version") { appVersion = try str() }
             else { try s.skipValue() }
         case 13 where k.equals("last_event_id"): lastEventID = try str()
@@ -146,14 +147,21 @@ private struct Fields {
         try typed(k, "a string") { try s.readString() }
     }
 
-    private static func int(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> Int {
+    // The same ranges as ``TraceRecordScanner``: both readers accept and reject the same lines.
+    private static func int(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner, _ range: ClosedRange<Int64>) throws -> Int {
         let v = try typed(k, "a number") { try s.readInt() }
-        guard let i = Int(exactly: v) else { throw TraceLine.Invalid(reason: "field \"\(name(k))\" is out of range") }
+        guard range.contains(v), let i = Int(exactly: v) else {
+            throw TraceLine.Invalid(reason: "field \"\(name(k))\" is out of range (\(v), expected \(range.lowerBound) to \(range.upperBound))")
+        }
         return i
     }
 
-    private static func double(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> Double {
-        try typed(k, "a number") { try s.readDouble() }
+    private static func double(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner, _ range: ClosedRange<Double>) throws -> Double {
+        let v = try typed(k, "a number") { try s.readDouble() }
+        guard v.isFinite, range.contains(v) else {
+            throw TraceLine.Invalid(reason: "field \"\(name(k))\" is out of range (\(v))")
+        }
+        return v
     }
 
     private static func time(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> TraceTimestamp {

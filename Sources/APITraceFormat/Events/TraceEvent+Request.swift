@@ -42,3 +42,11 @@ extension TraceEvent {
         }
     }
 }
+
+extension TraceEvent.Request {
+    /// What became of the request (``RequestOutcome``).
+    public var outcome: RequestOutcome { RequestOutcome.of(status: status, error: error) }
+
+    /// Requests this record stands for (``RequestWeight``).
+    public var weight: Double { RequestWeight.of(outcome: outcome, sampleRate: sampleRate).weight }
+}

@@ -119,6 +119,9 @@ extension TraceTimestamp {
     }
 
     /// Parses RFC 3339 bytes; see ``init(rfc3339:)``.
+    ///
+    /// Only sane instants are accepted: years 1970 to 9999, real calendar days, offsets within
+    /// ±23:59. Anything else (a producer's broken clock, a hostile line) is `nil`, never a trap.
     public static func parse(_ b: UnsafeRawBufferPointer) -> TraceTimestamp? {
         let n = b.count
         guard n >= 20 else { return nil }
@@ -137,7 +140,8 @@ extension TraceTimestamp {
               let hour = digits(11, 2), b[13] == UInt8(ascii: ":"),
               let minute = digits(14, 2), b[16] == UInt8(ascii: ":"),
               let second = digits(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+              year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+              hour < 24, minute < 60, second < 61
         else { return nil }
         var i = 19
         var millis = 0
@@ -158,7 +162,8 @@ extension TraceTimestamp {
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
             i += 1
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
-            guard i + 6 == n, let oh = digits(i + 1, 2), b[i + 3] == UInt8(ascii: ":"), let om = digits(i + 4, 2) else { return nil }
+            guard i + 6 == n, let oh = digits(i + 1, 2), b[i + 3] == UInt8(ascii: ":"), let om = digits(i + 4, 2),
+                  oh < 24, om < 60 else { return nil }
             offsetMinutes = (oh * 60 + om) * (b[i] == UInt8(ascii: "+") ? 1 : -1)
             i += 6
         default:
@@ -167,6 +172,15 @@ extension TraceTimestamp {
         guard i == n else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
+        guard seconds >= 0 else { return nil }
         return TraceTimestamp(millisecondsSince1970: seconds * 1000 + Int64(millis))
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }

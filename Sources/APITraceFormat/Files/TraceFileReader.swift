@@ -16,6 +16,8 @@ public struct TraceFileReader: Sendable {
     public let path: String
     /// Size of each read from disk.
     public var readSize = 256 * 1024
+    /// Longest line handed out; see ``maximumLineLength``.
+    public var maximumLineLength = TraceFileReader.maximumLineLength
 
     /// Creates a reader for a file.
     public init(path: String) {
@@ -51,56 +53,79 @@ public struct TraceFileReader: Sendable {
     public func forEachLine(_ body: (TraceLine, Int) throws -> Void) rethrows -> Result {
         var result = Result()
         var bodyError: (any Error)?
+        var lineWarnings = LineWarnings(path: path)
         let raw = forEachRawLine { bytes, number in
             if bytes.isEmpty { return true }
             if result.header == nil {
-                guard number == 1, case .header(let header)? = try? TraceLine.decode(bytes) else {
-                    result.warnings.append(.init(path: path, kind: .notATraceFile("line 1 is not an apitrace header"), eventsKept: 0))
+                switch HeaderCheck.check(bytes, line: number, path: path) {
+                case .failure(let warning):
+                    result.warnings.append(warning)
                     return false
+                case .success(let header):
+                    result.header = header
+                    do { try body(.header(header), number) } catch { bodyError = error; return false }
+                    return true
                 }
-                guard header.version <= TraceFileHeader.currentVersion else {
-                    result.warnings.append(.init(path: path, kind: .newerVersion(header.version), eventsKept: 0))
-                    return false
-                }
-                result.header = header
-                do { try body(.header(header), number) } catch { bodyError = error; return false }
-                return true
             }
             do {
                 let line = try TraceLine.decode(bytes)
                 switch line {
-                case .event: result.events += 1
+                case .event(let event):
+                    result.events += 1
+                    if case .request(let r) = event.payload, RequestWeight.of(outcome: r.outcome, sampleRate: r.sampleRate).ignoredSampleRate {
+                        lineWarnings.addIgnoredSampleRate(line: number)
+                    }
                 case .unknown: result.unknownTypes += 1
                 case .header: break
                 }
                 do { try body(line, number) } catch { bodyError = error; return false }
             } catch {
                 result.invalidLines += 1
-                result.warnings.append(.init(path: path, kind: .invalidLine(line: number, reason: "\(error)"), eventsKept: result.events))
+                lineWarnings.add(.invalidLine(line: number, reason: "\(error)"), eventsKept: result.events)
             }
             return true
         }
         if let bodyError { try { throw bodyError }() }
-        if let problem = raw.problem, result.header != nil || raw.lines == 0 {
-            var warning = problem
-            warning.eventsKept = result.events
-            result.warnings.append(warning)
-        }
-        if result.header == nil, raw.lines == 0, raw.problem == nil {
-            result.warnings.append(.init(path: path, kind: .notATraceFile("the file is empty"), eventsKept: 0))
-        }
+        result.warnings += lineWarnings.all(eventsKept: result.events)
+        result.warnings += raw.finish(header: result.header != nil, eventsKept: result.events, path: path)
         return result
     }
 
     /// What ``forEachRawLine(_:)`` met besides lines.
     public struct RawResult: Sendable {
-        /// Complete lines handed to the caller.
+        /// Complete lines handed to the caller (lines cut for length included, as numbers).
         public var lines = 0
         /// Decompressed bytes read.
         public var bytes = 0
         /// The problem that ended reading early, if any (`eventsKept` is left 0 for the caller to fill).
         public var problem: TraceReadWarning?
+        /// Lines longer than the limit, skipped (the first few as warnings, `eventsKept` left 0).
+        public var longLines: [TraceReadWarning] = []
+        /// Lines longer than the limit beyond those in ``longLines``.
+        public var longLinesOmitted = 0
+
+        /// The warnings a reader adds after its own: long lines, then the problem that ended the file
+        /// (or "empty" for a file without a single line), with `eventsKept` filled in.
+        package func finish(header: Bool, eventsKept: Int, path: String) -> [TraceReadWarning] {
+            var out = longLines.map { var w = $0; w.eventsKept = eventsKept; return w }
+            if longLinesOmitted > 0 {
+                out.append(.init(path: path, kind: .warningsOmitted(longLinesOmitted), eventsKept: eventsKept))
+            }
+            if let problem, header || lines == 0 {
+                var warning = problem
+                warning.eventsKept = eventsKept
+                out.append(warning)
+            }
+            if !header, lines == 0, problem == nil {
+                out.append(.init(path: path, kind: .notATraceFile("the file is empty"), eventsKept: 0))
+            }
+            return out
+        }
     }
+
+    /// Longest line read, in bytes; a longer line is skipped up to its newline with a warning
+    /// naming its number and byte offset, so a file cannot make a reader hold an endless line.
+    public static let maximumLineLength = 1 << 20
 
     /// Hands each complete line's bytes (without the newline) to `body` with its 1-based number;
     /// `body` returns false to stop. The bytes are valid only during the call.
@@ -116,14 +141,22 @@ public struct TraceFileReader: Sendable {
         }
         defer { close(fd) }
         var input = [UInt8](repeating: 0, count: readSize)
-        var splitter = LineSplitter()
+        var splitter = LineSplitter(limit: maximumLineLength)
         var inflater: GzipInflater?
         var sawFirstBlock = false
         var stopped = false
         func feed(_ block: UnsafeRawBufferPointer) {
             result.bytes += block.count
-            if !stopped { stopped = !splitter.split(block) { line in
+            if !stopped { stopped = !splitter.split(block) { line, lineStart in
                 result.lines += 1
+                guard let line else {
+                    if result.longLines.count < TraceFileReader.LineWarnings.limit {
+                        result.longLines.append(.init(path: path, kind: .lineTooLong(line: result.lines, byteOffset: lineStart, limit: maximumLineLength), eventsKept: 0))
+                    } else {
+                        result.longLinesOmitted += 1
+                    }
+                    return true
+                }
                 return body(line, result.lines)
             } }
         }
@@ -164,35 +197,60 @@ public struct TraceFileReader: Sendable {
             }
         }
         if splitter.hasPartialLine, result.problem == nil {
+            // A partial last line is what a killed writer leaves; counted as a line, not handed out.
             result.problem = .init(path: path, kind: .partialLastLine(line: result.lines + 1), eventsKept: 0)
         }
         return result
     }
 }
 
-/// Splits a stream of bytes into lines, carrying a partial line from one block to the next.
+/// Splits a stream of bytes into lines, carrying a partial line from one block to the next, and
+/// never more than `limit` bytes of one: a longer line is handed out as `nil` and skipped.
 struct LineSplitter {
     private var carry: [UInt8] = []
+    private let limit: Int
+    /// True while skipping the rest of a line that passed the limit.
+    private var skipping = false
+    /// Decompressed bytes before the current block.
+    private var consumed = 0
+    private var nextLineStart = 0
 
-    var hasPartialLine: Bool { !carry.isEmpty }
+    init(limit: Int = .max) { self.limit = limit }
 
-    /// Calls `body` for each complete line; returns false as soon as `body` does.
-    mutating func split(_ block: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+    var hasPartialLine: Bool { !carry.isEmpty && !skipping }
+
+    /// Calls `body` for each complete line (`nil` for one past the limit) with the decompressed byte
+    /// offset where it starts; returns false as soon as `body` does.
+    mutating func split(_ block: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?, Int) -> Bool) -> Bool {
+        defer { consumed += block.count }
         guard let base = block.baseAddress else { return true }
         var start = 0
         while start < block.count {
             guard let hit = memchr(base + start, 0x0A, block.count - start) else {
-                carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: block[start...]))
+                if !skipping {
+                    if carry.count + (block.count - start) > limit {
+                        skipping = true
+                        carry.removeAll()
+                    } else {
+                        carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: block[start...]))
+                    }
+                }
                 return true
             }
             let end = UnsafeRawPointer(hit) - base
+            let lineStart = nextLineStart
+            nextLineStart = consumed + end + 1
             var keepGoing: Bool
-            if carry.isEmpty {
-                keepGoing = emit(UnsafeRawBufferPointer(rebasing: block[start..<end]), body)
+            if skipping || carry.count + (end - start) > limit {
+                skipping = false
+                carry.removeAll()
+                keepGoing = body(nil, lineStart)
+            } else if carry.isEmpty {
+                keepGoing = emit(UnsafeRawBufferPointer(rebasing: block[start..<end]), lineStart, body)
             } else {
                 carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: block[start..<end]))
-                keepGoing = carry.withUnsafeBytes { emit($0, body) }
-                carry.removeAll(keepingCapacity: true)
+                keepGoing = carry.withUnsafeBytes { emit($0, lineStart, body) }
+                carry.removeAll(keepingCapacity: carry.count <= 65_536)
             }
             if !keepGoing { return false }
             start = end + 1
@@ -200,9 +258,9 @@ struct LineSplitter {
         return true
     }
 
-    private func emit(_ line: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+    private func emit(_ line: UnsafeRawBufferPointer, _ lineStart: Int, _ body: (UnsafeRawBufferPointer?, Int) -> Bool) -> Bool {
         var line = line
         if line.last == 0x0D { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
-        return body(line)
+        return body(line, lineStart)
     }
 }

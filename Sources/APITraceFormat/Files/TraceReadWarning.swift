@@ -1,6 +1,6 @@
 /// A problem met while reading a trace file. Reading goes on where it can: the events before the
 /// problem are kept, and other files are unaffected.
-public struct TraceReadWarning: Sendable, Equatable, CustomStringConvertible {
+public struct TraceReadWarning: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: Sendable, Equatable {
         /// The file could not be opened or read.
@@ -17,6 +17,12 @@ public struct TraceReadWarning: Sendable, Equatable, CustomStringConvertible {
         case invalidLine(line: Int, reason: String)
         /// The file ends in the middle of a line; that partial line was discarded.
         case partialLastLine(line: Int)
+        /// A line longer than the reader's limit; it was skipped up to its newline.
+        case lineTooLong(line: Int, byteOffset: Int, limit: Int)
+        /// Lines whose `sample_rate` was not honoured (on a failure, or outside 0.0001...1); each was counted once.
+        case sampleRateIgnored(line: Int, count: Int)
+        /// More warnings of this file than are listed; this many were left out.
+        case warningsOmitted(Int)
     }
 
     /// The file the warning is about.
@@ -32,7 +38,10 @@ public struct TraceReadWarning: Sendable, Equatable, CustomStringConvertible {
         self.eventsKept = eventsKept
     }
 
-    public var description: String {
+    /// The warning as one line of text; text from the file (or its name) is escaped for a terminal.
+    public var description: String { TextEscaping.terminal(rawDescription) }
+
+    private var rawDescription: String {
         let kept = "kept \(eventsKept) event\(eventsKept == 1 ? "" : "s")"
         switch kind {
         case .unreadable(let reason):
@@ -49,6 +58,12 @@ public struct TraceReadWarning: Sendable, Equatable, CustomStringConvertible {
             return "\(path):\(line): skipped invalid line: \(reason)"
         case .partialLastLine(let line):
             return "\(path):\(line): discarded a partial last line (\(kept))"
+        case .lineTooLong(let line, let offset, let limit):
+            return "\(path):\(line): skipped a line longer than \(limit) bytes at byte \(offset) of the decompressed text"
+        case .sampleRateIgnored(let line, let count):
+            return "\(path):\(line): sample_rate ignored on \(count) line\(count == 1 ? "" : "s") from here on (only successful requests are sampled, with rates from \(RequestWeight.minimumSampleRate) to 1); each counted once"
+        case .warningsOmitted(let count):
+            return "\(path): \(count) more warning\(count == 1 ? "" : "s") of this file not listed"
         }
     }
 }

@@ -1,3 +1,4 @@
+import APITraceCapture
 import APITraceFormat
 import Foundation
 #if canImport(FoundationNetworking)
@@ -69,7 +70,12 @@ extension EventSource {
         defer { session.invalidateAndCancel() }
         let task = session.dataTask(with: request)
         let clock = ContinuousClock()
-        let started = clock.now
+        // The connection is a request like any other: one `request` event when the head arrives (or not).
+        let traced = (configuration.tracer ?? Tracer.shared).startRequest(
+            method: configuration.method, url: configuration.url, route: configuration.route, attempt: attempt,
+            bytesOut: Int64(configuration.body?.count ?? 0)
+        )
+        let started = traced.startedAt
         task.resume()
         let idleTimeout = configuration.idleTimeout
         let watchdog = Task { await delegate.watchIdle(timeout: idleTimeout) }
@@ -79,11 +85,13 @@ extension EventSource {
         var events = 0
         var status: Int?
         var reason = "network_error"
+        var requestEnded = false
         defer { parser.finishStream() }
         for await message in delegate.messages {
             switch message {
             case .response(let response):
                 status = response.statusCode
+                traced.finish(status: response.statusCode, bytesIn: nil)
                 if response.statusCode == 204 {
                     task.cancel()
                     trace(.init(phase: .close, route: configuration.route, attempt: attempt, reason: "http_status",
@@ -118,14 +126,23 @@ extension EventSource {
                 if parser.lastEventID != previousID { updateLastEventID(parser.lastEventID) }
             case .complete(let error):
                 reason = error == nil && openedAt != nil ? "end_of_stream" : "network_error"
+                if status == nil, !requestEnded {
+                    traced.fail(error ?? URLError(.badServerResponse))
+                    requestEnded = true
+                }
             case .idleTimeout:
                 reason = "idle_timeout"
+                if status == nil, !requestEnded {
+                    traced.fail(URLError(.timedOut))
+                    requestEnded = true
+                }
                 task.cancel()
             }
             if reason == "idle_timeout" || Task.isCancelled { break }
         }
         if Task.isCancelled {
             reason = "closed_by_client"
+            if status == nil, !requestEnded { traced.fail(CancellationError()) }
         } else {
             setState(.connecting)  // never "open" on a dead connection, not even until the reconnect
         }

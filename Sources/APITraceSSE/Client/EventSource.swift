@@ -1,7 +1,6 @@
 import APITraceCapture
 import APITraceFormat
 import Foundation
-import Synchronization
 
 /// A Server-Sent Events client on URLSession that reconnects the way the WHATWG spec says and traces
 /// every open, close, reconnect and failure as `sse` events.
@@ -36,12 +35,12 @@ public final class EventSource: Sendable {
         var failure: EventSourceError?
     }
 
-    let shared: Mutex<Shared>
+    let shared: Locked<Shared>
 
     /// Creates a client; it connects on ``start()`` or ``events()``.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        self.shared = Mutex(Shared(lastEventID: configuration.lastEventID))
+        self.shared = Locked(Shared(lastEventID: configuration.lastEventID))
     }
 
     /// Creates a client for `url` with the default configuration.

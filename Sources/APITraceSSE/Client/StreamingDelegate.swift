@@ -1,5 +1,5 @@
+import APITraceFormat
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -17,7 +17,7 @@ final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     let messages: AsyncStream<Message>
     private let continuation: AsyncStream<Message>.Continuation
-    private let lastActivity = Mutex(ContinuousClock.now)
+    private let lastActivity = Locked(ContinuousClock.now)
 
     override init() {
         (messages, continuation) = AsyncStream.makeStream(of: Message.self)

@@ -9,8 +9,8 @@ extension APITrace {
         static let configuration = CommandConfiguration(
             abstract: "Evaluate alert rules over traces and page on error-rate spikes (run it every minute from cron).",
             discussion: """
-                Exit status: 0 evaluated and every due notification delivered; 1 a delivery failed (kept in the \
-                state and retried next run, or refused with a 4xx); 2 invalid rules file or unset secret variable; \
+                Exit status: 0 evaluated and every due notification delivered; 1 a delivery failed or was refused \
+                (kept in the state and retried next run); 2 invalid rules file or unset secret variable; \
                 3 state file unreadable or unwritable; 4 another run held the state lock for --lock-timeout; \
                 64 bad command line. See Docs/alerting.md.
                 """
@@ -54,8 +54,8 @@ extension APITrace {
         func validate() throws {
             if backtest, since == nil { throw ValidationError("--backtest needs --since (and optionally --until).") }
             if !backtest, since != nil || until != nil { throw ValidationError("--since and --until go with --backtest.") }
-            if AlertDuration(parsing: step) == nil { throw ValidationError("--step: expected a duration such as 1m") }
-            if AlertDuration(parsing: lockTimeout) == nil { throw ValidationError("--lock-timeout: expected a duration such as 50s") }
+            if AlertDuration(parsing: step) == nil { throw ValidationError("--step \(step): expected \(TimeGrammar.durationHelp)") }
+            if AlertDuration(parsing: lockTimeout) == nil { throw ValidationError("--lock-timeout \(lockTimeout): expected \(TimeGrammar.durationHelp)") }
         }
 
         func run() async throws {

@@ -17,7 +17,6 @@ enum AlertTime {
     /// Parses an RFC 3339 instant, a duration back from now (`7d`, `2h`) as `apitrace report`
     /// takes them, or `now`, for --now, --since and --until.
     static func parse(_ text: String, option: String) throws -> TraceTimestampValue {
-        if text == "now" { return .init(.now()) }
         do {
             return .init(try TraceFilter.parseTime(text, option: option))
         } catch {

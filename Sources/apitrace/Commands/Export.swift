@@ -47,7 +47,7 @@ extension APITrace {
             var metrics = OpenMetricsExporter()
             var har = HARExporter(session: session)
             var usable = 0
-            for path in found.files {
+            for path in TraceFileSelection.select(found.files, since: filter.since, until: filter.until) {
                 var keep = true
                 let result = TraceFileReader(path: path).forEachLine { line, _ in
                     switch line {

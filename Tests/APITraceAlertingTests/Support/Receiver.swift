@@ -19,11 +19,14 @@ final class Receiver: @unchecked Sendable {
         var status: Int
         var headers: [String: String] = [:]
         var body: String
+        /// Wait this long before answering (a receiver that hangs).
+        var delay: Duration = .zero
     }
 
     private let lock = NSLock()
     private var received: [Received] = []
     private var script: [String: [Reply]] = [:]
+    private var sizeLimits: [String: (bytes: Int, reply: Reply)] = [:]
     private(set) var port = 0
 
     /// Requests received so far, in order.
@@ -33,10 +36,14 @@ final class Receiver: @unchecked Sendable {
     /// Answers the next requests to `path` with these replies, then the default.
     func script(_ path: String, _ replies: [Reply]) { lock.withLock { script[path, default: []] += replies } }
 
+    /// Answers every request to `path` whose body is larger than `bytes` with `reply` (a service's 400 or 413).
+    func refuseBodies(to path: String, largerThan bytes: Int, with reply: Reply) { lock.withLock { sizeLimits[path] = (bytes, reply) } }
+
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
-    private func reply(for path: String) -> Reply {
+    private func reply(for path: String, size: Int) -> Reply {
         lock.withLock {
+            if let limit = sizeLimits[path], size > limit.bytes { return limit.reply }
             if var queue = script[path], !queue.isEmpty {
                 let next = queue.removeFirst()
                 script[path] = queue
@@ -58,7 +65,8 @@ final class Receiver: @unchecked Sendable {
             receiver.lock.withLock {
                 receiver.received.append(Received(path: path, contentType: request.headers[.contentType], body: Data(bytes.readableBytesView)))
             }
-            let reply = receiver.reply(for: path)
+            let reply = receiver.reply(for: path, size: bytes.readableBytes)
+            if reply.delay > .zero { try? await Task.sleep(for: reply.delay) }
             var headers = HTTPFields()
             for (name, value) in reply.headers { headers[HTTPField.Name(name)!] = value }
             return Response(status: .init(code: reply.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: reply.body)))

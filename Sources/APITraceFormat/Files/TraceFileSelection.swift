@@ -1,16 +1,19 @@
-import APITraceFormat
 import Foundation
 
-/// Chooses the trace files that can hold events of some time ranges, from names alone.
+/// Chooses the trace files that can hold events of some time ranges, from names alone: the one
+/// pruning rule of `report`, `export`, `cat` and `alert`.
 ///
 /// A file named `<start>-<producer>-<sequence>` holds events from its start until the next file
-/// of the same producer starts; the last file of a producer ends at its modification time (or is always read when that
-/// lies before its start).
-/// Both ends are widened by ``slack`` for events queued around a rotation and for clock skew.
-/// Files whose names do not follow the pattern are always read.
+/// of the same producer starts; the last file of a producer ends at its modification time (or is
+/// always read when that lies before its start). Both ends are widened by ``slack`` (2 minutes):
+/// events timestamped before the writer named its file, events queued around a rotation, and
+/// clock skew between the producer and this machine, so pruning never skips an event that a
+/// producer following Docs/trace-format.md wrote. Files whose names do not follow the pattern are
+/// always read.
 public enum TraceFileSelection {
     /// Widening of every file's time span on both sides.
     public static let slack: Int64 = 120_000
+
 
     /// The files (in the given order) whose span overlaps any of `ranges` (milliseconds, half-open).
     public static func select(_ files: [String], overlapping ranges: [Range<Int64>]) -> [String] {
@@ -55,8 +58,13 @@ public enum TraceFileSelection {
     }
 
     private static func modificationTime(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000
+        FileStatus(path: path)?.modifiedMilliseconds
+    }
+
+    /// The files that can hold events in `[since, until)` (either end open), in the given order.
+    public static func select(_ files: [String], since: TraceTimestamp?, until: TraceTimestamp?) -> [String] {
+        guard since != nil || until != nil else { return files }
+        let range = (since?.millisecondsSince1970 ?? .min)..<(until?.millisecondsSince1970 ?? .max)
+        return select(files, overlapping: [range])
     }
 }

@@ -1,0 +1,214 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `URLSession` stand-in that records one `request` event per task, for apps that call
+/// `URLSession` directly: replace the session where it is created or injected, and every call site
+/// keeps its shape (`data(for:)`, `upload`, `download`, and the completion-handler tasks).
+///
+/// ```swift
+/// let session = TracedURLSession(.shared, tracer: .shared)
+/// let (data, response) = try await session.data(for: URLRequest(url: url))
+/// session.dataTask(with: url) { data, response, error in ... }.resume()
+/// ```
+///
+/// Every task goes through ``TracedRequest``: the route is ``route(for:)`` (a template you map from
+/// the request) or the path with ids replaced, the duration runs on the monotonic clock from the
+/// call to the completion (Linux's `URLSession` delivers no `URLSessionTaskMetrics`), the status
+/// and body size come from the response. Errors reach the caller unchanged; a cancelled task is
+/// recorded as `URLError.cancelled`, a cancelled Swift task as `CancellationError`.
+public final class TracedURLSession: Sendable {
+    /// The session doing the work.
+    public let session: URLSession
+    /// Where events go.
+    public let tracer: Tracer
+    /// Makes routes for requests ``route(for:)`` leaves to it.
+    public let normalizer: RouteNormalizer
+    /// Adds a W3C `traceparent` header (unless the request has one) and writes its trace id.
+    public let injectsTraceParent: Bool
+    /// A route template for a request, such as `/apps/{id}`; `nil` normalizes the path.
+    public let route: @Sendable (URLRequest) -> String?
+
+    /// Wraps `session`.
+    public init(
+        _ session: URLSession = .shared, tracer: Tracer = .shared, normalizer: RouteNormalizer = RouteNormalizer(),
+        injectsTraceParent: Bool = false, route: @escaping @Sendable (URLRequest) -> String? = { _ in nil }
+    ) {
+        self.session = session
+        self.tracer = tracer
+        self.normalizer = normalizer
+        self.injectsTraceParent = injectsTraceParent
+        self.route = route
+    }
+
+    /// The route template for `request`.
+    public func route(for request: URLRequest) -> String? { route(request) }
+
+    // MARK: - Async
+
+    /// Like `URLSession.data(for:)`.
+    public func data(for request: URLRequest) async throws -> (Data, URLResponse) {
+        try await run(request) { request, done in
+            self.session.dataTask(with: request) { data, response, error in done(data.map { ($0, Int64($0.count)) }, response, error) }
+        }
+    }
+
+    /// Like `URLSession.data(from:)`.
+    public func data(from url: URL) async throws -> (Data, URLResponse) {
+        try await data(for: URLRequest(url: url))
+    }
+
+    /// Like `URLSession.upload(for:from:)`.
+    public func upload(for request: URLRequest, from bodyData: Data) async throws -> (Data, URLResponse) {
+        try await run(request, bytesOut: Int64(bodyData.count)) { request, done in
+            self.session.uploadTask(with: request, from: bodyData) { data, response, error in done(data.map { ($0, Int64($0.count)) }, response, error) }
+        }
+    }
+
+    /// Like `URLSession.download(for:)`: the file is yours to move or delete.
+    public func download(for request: URLRequest) async throws -> (URL, URLResponse) {
+        try await run(request) { request, done in
+            self.session.downloadTask(with: request) { location, response, error in
+                // The system deletes `location` when this handler returns: keep a copy for the caller.
+                var kept: (URL, Int64)?
+                if let location {
+                    let destination = FileManager.default.temporaryDirectory.appendingPathComponent("apitrace-download-" + UUID().uuidString)
+                    do {
+                        try FileManager.default.moveItem(at: location, to: destination)
+                        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.int64Value
+                        kept = (destination, size ?? 0)
+                    } catch {
+                        done(nil, response, error)
+                        return
+                    }
+                }
+                done(kept, response, error)
+            }
+        }
+    }
+
+    // MARK: - Completion handlers
+
+    /// Like `URLSession.dataTask(with:completionHandler:)`; call `resume()` as usual.
+    public func dataTask(
+        with request: URLRequest, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        let (request, traced) = start(request, bytesOut: Int64(request.httpBody?.count ?? 0))
+        return session.dataTask(with: request) { data, response, error in
+            Self.end(traced, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
+            completionHandler(data, response, error)
+        }
+    }
+
+    /// Like `URLSession.dataTask(with:completionHandler:)` for a URL.
+    public func dataTask(
+        with url: URL, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        dataTask(with: URLRequest(url: url), completionHandler: completionHandler)
+    }
+
+    /// Like `URLSession.uploadTask(with:from:completionHandler:)`.
+    public func uploadTask(
+        with request: URLRequest, from bodyData: Data?, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionUploadTask {
+        let (request, traced) = start(request, bytesOut: Int64(bodyData?.count ?? 0))
+        return session.uploadTask(with: request, from: bodyData) { data, response, error in
+            Self.end(traced, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
+            completionHandler(data, response, error)
+        }
+    }
+
+    /// Like `URLSession.downloadTask(with:completionHandler:)`.
+    public func downloadTask(
+        with request: URLRequest, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        let (request, traced) = start(request, bytesOut: 0)
+        return session.downloadTask(with: request) { location, response, error in
+            let size = location.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? NSNumber)?.int64Value }
+            Self.end(traced, response: response, bytesIn: size, error: error)
+            completionHandler(location, response, error)
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    private func start(_ request: URLRequest, bytesOut: Int64) -> (URLRequest, TracedRequest) {
+        var request = request
+        let url = request.url ?? URL(string: "about:blank")!
+        let traced = tracer.startRequest(
+            method: request.httpMethod ?? "GET", url: url, route: route(request), normalizer: normalizer,
+            bytesOut: bytesOut, traceParent: request.value(forHTTPHeaderField: "traceparent"),
+            injectsTraceParent: injectsTraceParent
+        )
+        if let header = traced.traceParentHeader { request.setValue(header, forHTTPHeaderField: "traceparent") }
+        return (request, traced)
+    }
+
+    private static func end(_ traced: TracedRequest, response: URLResponse?, bytesIn: Int64?, error: (any Error)?) {
+        if let error {
+            traced.fail(error, status: (response as? HTTPURLResponse)?.statusCode)
+        } else if let http = response as? HTTPURLResponse {
+            traced.finish(status: http.statusCode, bytesIn: bytesIn)
+        } else {
+            traced.fail(URLError(.badServerResponse))
+        }
+    }
+
+    /// Runs a completion-handler task as an async call, cancelling the task when the Swift task is.
+    private func run<Value: Sendable>(
+        _ request: URLRequest, bytesOut: Int64? = nil,
+        _ makeTask: @escaping @Sendable (URLRequest, @escaping @Sendable ((Value, Int64)?, URLResponse?, (any Error)?) -> Void) -> URLSessionTask
+    ) async throws -> (Value, URLResponse) {
+        let (request, traced) = start(request, bytesOut: bytesOut ?? Int64(request.httpBody?.count ?? 0))
+        let box = CancellableTask()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Value, URLResponse), any Error>) in
+                let task = makeTask(request) { value, response, error in
+                    // A task cancelled because its Swift task was is a `CancellationError` to the caller.
+                    let error = error.map { box.isCancelled && ($0 as? URLError)?.code == .cancelled ? CancellationError() : $0 }
+                    Self.end(traced, response: response, bytesIn: value?.1, error: error ?? (value == nil ? URLError(.badServerResponse) : nil))
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let value, let response {
+                        continuation.resume(returning: (value.0, response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+}
+
+/// Holds a task so that Swift task cancellation can reach it.
+final class CancellableTask: Sendable {
+    private struct State {
+        var task: URLSessionTask?
+        var cancelled = false
+    }
+
+    private let state = Locked(State())
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    func set(_ task: URLSessionTask) {
+        let cancel = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancel { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+}

@@ -1,0 +1,100 @@
+import APITraceCapture
+import Instrumentation
+import Tracing
+
+/// A swift-distributed-tracing `Tracer` that turns HTTP client spans into apitrace `request` events,
+/// so everything instrumented with swift-distributed-tracing (AsyncHTTPClient among them) is
+/// captured without touching a call site.
+///
+/// ```swift
+/// var configuration = HTTPClient.Configuration()
+/// configuration.tracing.tracer = RequestSpanTracer(recorder: .shared)
+/// let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+/// ```
+///
+/// A span becomes a request when its kind is `.client` and it has a method (`http.request.method`,
+/// or the older `http.method`). Fields come from OpenTelemetry attributes: `http.route` or
+/// `url.template` for the route (otherwise `url.path` with ids replaced), `server.address` for the
+/// host, `http.response.status_code` (or AsyncHTTPClient's `http.status_code`) for the status,
+/// `http.response.body.size` and `http.request.body.size` for the bytes, a recorded error (or
+/// `error.type`) for the error. The duration is the span's, on the monotonic clock. `trace_id` is
+/// the span's trace id: the parent's from the `ServiceContext` when there is one, so the request
+/// joins the caller's trace. Never `url.full` or `url.query`.
+///
+/// With `forwardingTo`, every span (HTTP or not) also goes to that tracer (swift-otel, for example),
+/// and the trace ids are that tracer's.
+///
+/// > Note: apitrace's own `Tracer` and swift-distributed-tracing's `Tracer` share a name; in a file
+/// > importing both, write `APITraceCapture.Tracer` and `Tracing.Tracer`.
+public final class RequestSpanTracer: Tracing.Tracer {
+    public typealias Span = RequestSpan
+
+    /// Where `request` events go.
+    public let recorder: APITraceCapture.Tracer
+    /// The tracer every span is forwarded to, if any.
+    public let forwardingTo: (any Tracing.Tracer)?
+    /// Makes routes from `url.path` when a span has no `http.route`.
+    public let normalizer: RouteNormalizer
+
+    /// Creates a tracer recording into `recorder`, forwarding to `forwardingTo` when given.
+    public init(recorder: APITraceCapture.Tracer = .shared, forwardingTo: (any Tracing.Tracer)? = nil, normalizer: RouteNormalizer = RouteNormalizer()) {
+        self.recorder = recorder
+        self.forwardingTo = forwardingTo
+        self.normalizer = normalizer
+    }
+
+    public func startSpan<Instant: TracerInstant>(
+        _ operationName: String,
+        context: @autoclosure () -> ServiceContext,
+        ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant,
+        function: String,
+        file fileID: String,
+        line: UInt
+    ) -> RequestSpan {
+        let parentContext = context()
+        let startedAt = ContinuousClock.now
+        let forwarded: (any Tracing.Span)? = forwardingTo?.startSpan(
+            operationName, context: parentContext, ofKind: kind, at: instant(), function: function, file: fileID, line: line
+        )
+        var spanContext = forwarded?.context ?? parentContext
+        let traceParent: TraceParent
+        if let forwarded, let theirs = forwarded.context.traceParent(through: forwardingTo) {
+            traceParent = theirs
+        } else if let parent = parentContext.traceParent(through: forwardingTo) {
+            traceParent = TraceParent.child(of: parent)
+        } else {
+            traceParent = TraceParent.random()
+        }
+        spanContext[TraceParentKey.self] = traceParent
+        return RequestSpan(
+            operationName: operationName, kind: kind, context: spanContext, traceParent: traceParent,
+            startedAt: startedAt, forwarded: forwarded, tracer: self
+        )
+    }
+
+    /// Does nothing: events are flushed by the recorder's sinks (``APITraceCapture/Tracer/flush()``).
+    public func forceFlush() {}
+
+    public func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    where Extract: Extractor, Extract.Carrier == Carrier {
+        if let forwardingTo {
+            forwardingTo.extract(carrier, into: &context, using: extractor)
+            return
+        }
+        if let value = extractor.extract(key: "traceparent", from: carrier), let parent = TraceParent(headerValue: value) {
+            context[TraceParentKey.self] = parent
+        }
+    }
+
+    public func inject<Carrier, Inject>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    where Inject: Injector, Inject.Carrier == Carrier {
+        if let forwardingTo {
+            forwardingTo.inject(context, into: &carrier, using: injector)
+            return
+        }
+        if let parent = context[TraceParentKey.self] {
+            injector.inject(parent.headerValue, forKey: "traceparent", into: &carrier)
+        }
+    }
+}

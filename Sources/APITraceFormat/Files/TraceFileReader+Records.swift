@@ -1,0 +1,112 @@
+extension TraceFileReader {
+    /// Warnings about single lines of one file: the first ``limit`` listed, the rest counted, so a
+    /// file of bad lines cannot fill a reader's memory or a terminal.
+    package struct LineWarnings {
+        /// Line warnings listed per file.
+        package static let limit = 20
+        package let path: String
+        package private(set) var warnings: [TraceReadWarning] = []
+        package private(set) var omitted = 0
+        private var ignoredSampleRates = 0
+        private var firstIgnoredSampleRateLine = 0
+
+        package init(path: String) { self.path = path }
+
+        package mutating func add(_ kind: TraceReadWarning.Kind, eventsKept: Int) {
+            if warnings.count < Self.limit {
+                warnings.append(.init(path: path, kind: kind, eventsKept: eventsKept))
+            } else {
+                omitted += 1
+            }
+        }
+
+        /// Notes a line whose `sample_rate` was not honoured; reported once per file with a count.
+        package mutating func addIgnoredSampleRate(line: Int) {
+            if ignoredSampleRates == 0 { firstIgnoredSampleRateLine = line }
+            ignoredSampleRates += 1
+        }
+
+        /// Every warning, the omitted count and ignored sample rates included.
+        package func all(eventsKept: Int) -> [TraceReadWarning] {
+            var out = warnings
+            if ignoredSampleRates > 0 {
+                out.append(.init(path: path, kind: .sampleRateIgnored(line: firstIgnoredSampleRateLine, count: ignoredSampleRates), eventsKept: eventsKept))
+            }
+            if omitted > 0 { out.append(.init(path: path, kind: .warningsOmitted(omitted), eventsKept: eventsKept)) }
+            return out
+        }
+    }
+
+    /// What ``forEachRecord(header:_:)`` read.
+    package struct RecordScan: Sendable {
+        /// The file's header; nil when the file was not a usable trace file.
+        package var header: TraceFileHeader?
+        /// True when the `header` callback declined the file.
+        package var declined = false
+        /// Event lines handed out.
+        package var events = 0
+        /// Lines of unknown event types, skipped.
+        package var unknownTypes = 0
+        /// Invalid lines, skipped (each warned of, up to the per-file limit).
+        package var invalidLines = 0
+        /// Lines whose `sample_rate` was ignored (counted once each).
+        package var ignoredSampleRates = 0
+        /// Decompressed bytes read.
+        package var bytes = 0
+        /// Problems, in file order, with the events kept.
+        package var warnings: [TraceReadWarning] = []
+    }
+
+    /// The one loop every reader of traces stands on: checks the header (``HeaderCheck``), scans each
+    /// event line once into a validated ``TraceRecord`` (``TraceRecordScanner``), and hands it to
+    /// `body` with its line number; `body` returns false to stop. Invalid lines, overlong lines,
+    /// ignored sample rates and damage become warnings naming the file and line or byte offset.
+    ///
+    /// `header` sees the header first and returns false to skip the file (an app-version filter).
+    @discardableResult
+    package func forEachRecord(
+        header accept: (TraceFileHeader) -> Bool = { _ in true },
+        _ body: (TraceRecord, Int) -> Bool
+    ) -> RecordScan {
+        var scan = RecordScan()
+        var scanner = TraceRecordScanner()
+        var lineWarnings = LineWarnings(path: path)
+        let raw = forEachRawLine { bytes, number in
+            if bytes.isEmpty { return true }
+            guard scan.header != nil else {
+                switch HeaderCheck.check(bytes, line: number, path: path) {
+                case .failure(let warning):
+                    scan.warnings.append(warning)
+                    return false
+                case .success(let header):
+                    scan.header = header
+                    if !accept(header) { scan.declined = true; return false }
+                    return true
+                }
+            }
+            switch scanner.scan(bytes) {
+            case .event:
+                scan.events += 1
+                if scanner.record.ignoredSampleRate {
+                    scan.ignoredSampleRates += 1
+                    lineWarnings.addIgnoredSampleRate(line: number)
+                }
+                return body(scanner.record, number)
+            case .unknownType:
+                scan.unknownTypes += 1
+            case .header:
+                scan.invalidLines += 1
+                lineWarnings.add(.invalidLine(line: number, reason: "a second header line"), eventsKept: scan.events)
+            case .invalid(let reason):
+                scan.invalidLines += 1
+                lineWarnings.add(.invalidLine(line: number, reason: reason), eventsKept: scan.events)
+            }
+            return true
+        }
+        scan.bytes = raw.bytes
+        if scan.declined { return scan }
+        scan.warnings += lineWarnings.all(eventsKept: scan.events)
+        scan.warnings += raw.finish(header: scan.header != nil, eventsKept: scan.events, path: path)
+        return scan
+    }
+}

@@ -1,0 +1,61 @@
+import APITraceCapture
+import APITraceDistributedTracing
+import APITraceTestSupport
+import Foundation
+import InMemoryTracing
+import Instrumentation
+import Testing
+import Tracing
+
+@Suite("RequestSpanTracer: forwarding and the caller's context")
+struct ForwardingAndContextTests {
+    @Test("every span, HTTP or not, also reaches the forwarded tracer with its attributes and errors")
+    func forwarding() throws {
+        let (recorder, sink) = memoryTracer()
+        let inMemory = InMemoryTracer()
+        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: inMemory)
+        tracer.withSpan("sync", ofKind: .internal) { _ in
+            tracer.withSpan("GET", ofKind: .client) { span in
+                span.attributes["http.request.method"] = "GET"
+                span.attributes["url.path"] = "/apps/42"
+                span.attributes["http.status_code"] = SpanAttribute.int64(503)
+            }
+        }
+        struct Refused: Error {}
+        _ = try? tracer.withSpan("POST", ofKind: .client) { span in
+            span.attributes["http.request.method"] = "POST"
+            span.attributes["http.route"] = "/apps"
+            throw Refused()
+        }
+        let finished = inMemory.finishedSpans
+        #expect(finished.map(\.operationName) == ["GET", "sync", "POST"])
+        #expect(finished.first?.attributes.get("url.path") == .string("/apps/42"))
+        #expect(finished.last?.errors.count == 1)
+        let requests = sink.events.compactMap(\.request)
+        #expect(requests.map(\.route) == ["/apps/{id}", "/apps"])
+        #expect(requests.map(\.status) == [503, nil])
+        // A type declared inside a function: no per-run address in its identity.
+        #expect(requests.last?.error == "ForwardingAndContextTests.Refused")
+    }
+
+    @Test("TraceContextProvider.serviceContext: a backend request inside a span joins the span's trace")
+    func serviceContextProvider() async throws {
+        let sink = InMemoryTraceSink()
+        var configuration = APITraceCapture.Tracer.Configuration(logging: .disabled)
+        configuration.traceContext = .serviceContext
+        let recorder = APITraceCapture.Tracer(sinks: [sink], configuration: configuration)
+        let spans = RequestSpanTracer(recorder: recorder)
+        try await TestServer.run { base in
+            let backend = TracingBackend(URLSessionBackend(), tracer: recorder, injectsTraceParent: true)
+            let spanTraceID = try await spans.withSpan("refresh", ofKind: .internal) { span in
+                _ = try await backend.perform(BackendRequest(url: base.appendingPathComponent("apps/1"), route: "/apps/{id}"))
+                return span.traceParent.traceID
+            }
+            _ = try await backend.perform(BackendRequest(url: base.appendingPathComponent("apps/2"), route: "/apps/{id}"))
+            let ids = sink.events.map(\.traceID)
+            #expect(ids.first == spanTraceID)
+            #expect(ids.last != spanTraceID)
+            #expect(isTraceID(ids.last ?? nil))
+        }
+    }
+}
