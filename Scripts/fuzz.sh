@@ -57,6 +57,9 @@ max_len() {
 
 echo "== building fuzz targets ($config)"
 build_start=$(date +%s)
+# The main package is a path dependency: SwiftPM does not notice files added to or removed from it
+# and fails with "missing inputs"; dropping the build manifest makes it plan again.
+rm -f "$scratch/$config.yaml"
 if ! swift build --package-path Fuzz --scratch-path "$scratch" -c "$config" \
     -Xswiftc -sanitize=fuzzer,address 2>&1 | grep -v "Cannot export local symbol"; then
   echo "fuzz.sh: build failed" >&2
