@@ -91,5 +91,7 @@ extension TraceFileWriter {
         public var eventsDeleted = 0
         /// Files started.
         public var filesStarted = 0
+        /// Files a killed run left cut, finished at start (their complete lines kept).
+        public var filesFinishedAfterKill = 0
     }
 }
