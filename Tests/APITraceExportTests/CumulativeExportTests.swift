@@ -94,9 +94,15 @@ struct CumulativeExportTests {
         _ = fresh.add(file: c)
         #expect(requestTotal(samples(fresh.metrics.text())) == 100)
 
-        // A third run with nothing new adds nothing.
+        // A third run with nothing new adds nothing, and does not even read the unchanged files.
+        var again = try CumulativeExport.load(path: state, selection: "all")
+        #expect(again.add(file: b) == nil && again.add(file: c) == nil)
         let third = samples(try export(state: state, files: [b, c]).text)
         #expect(third == second)
+        // A file that grows is read again, from its last counted event.
+        b = try writeTrace("b.jsonl", count: 75, version: "2.1.0")
+        let fourth = samples(try export(state: state, files: [b, c]).text)
+        #expect(prometheusIncrease(requestTotal(second), requestTotal(fourth)) == 5)
     }
 
     @Test("a state made for another selection, or that is not a state, is refused with the path and what to do")

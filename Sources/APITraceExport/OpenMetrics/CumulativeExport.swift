@@ -31,6 +31,9 @@ public struct CumulativeExport: Sendable, Codable {
     private var version: Int
     /// Events counted so far per trace file path.
     private var counted: [String: Int]
+    /// Size in bytes of each file when its events were counted: a file of the same size holds
+    /// nothing new (files only grow), so a periodic run reads only new and growing files.
+    private var sizes: [String: UInt64]
 
     /// Creates an empty state for exports of `selection` (a description of the filters).
     public init(selection: String) {
@@ -38,6 +41,7 @@ public struct CumulativeExport: Sendable, Codable {
         self.selection = selection
         self.version = Self.version
         self.counted = [:]
+        self.sizes = [:]
     }
 
     /// The number of events of `file` already counted (0 for a file not seen before).
@@ -53,10 +57,14 @@ public struct CumulativeExport: Sendable, Codable {
     }
 
     /// Reads `file` and adds its events past those counted before, from files whose header
-    /// `keepFile` accepts and that `keepEvent` accepts; returns the reader's result (warnings).
+    /// `keepFile` accepts and that `keepEvent` accepts; returns the reader's result (warnings), or
+    /// `nil` when the file was read whole before and has not grown since (it is not read again).
+    @discardableResult
     public mutating func add(
         file: String, keepFile: (TraceFileHeader) -> Bool = { _ in true }, keepEvent: (TraceEvent) -> Bool = { _ in true }
-    ) -> TraceFileReader.Result {
+    ) -> TraceFileReader.Result? {
+        let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value
+        if let size, size == sizes[Self.key(file)] { return nil }
         var keep = true
         var appVersion: String?
         let skip = countedEvents(in: file)
@@ -74,6 +82,7 @@ public struct CumulativeExport: Sendable, Codable {
             }
         }
         setCountedEvents(index, in: file)
+        if result.isUsable { sizes[Self.key(file)] = size }
         return result
     }
 
@@ -81,6 +90,7 @@ public struct CumulativeExport: Sendable, Codable {
     public mutating func forgetFiles(notIn present: Set<String>) {
         let present = Set(present.map(Self.key))
         counted = counted.filter { present.contains($0.key) }
+        sizes = sizes.filter { present.contains($0.key) }
     }
 
     /// Reads the state at `path`, or starts a new one when there is no file there.

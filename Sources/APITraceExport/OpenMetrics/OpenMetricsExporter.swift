@@ -111,7 +111,7 @@ public struct OpenMetricsExporter: Sendable, Codable {
         }
 
         family("apitrace_http_client_requests", "counter", "HTTP client requests; outcome is success, client_error, server_error, transport, cancelled or offline (Docs/trace-format.md); error_class is server (5xx), transport (no response), client (4xx) or empty. Sampled successes are scaled back.")
-        for (key, value) in requests.sorted(by: { ($0.key.request.method, $0.key.request.route, $0.key.request.appVersion, $0.key.status, $0.key.errorType, $0.key.outcome) < ($1.key.request.method, $1.key.request.route, $1.key.request.appVersion, $1.key.status, $1.key.errorType, $1.key.outcome) }) {
+        for (key, value) in requests.sorted(by: { Self.sortKey($0.key).lexicographicallyPrecedes(Self.sortKey($1.key)) }) {
             out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("app_version", key.request.appVersion), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass), ("outcome", key.outcome)])) \(number(value))\n"
         }
 
@@ -136,6 +136,11 @@ public struct OpenMetricsExporter: Sendable, Codable {
         }
         out += "# EOF\n"
         return out
+    }
+
+    /// Every label of a request series, so the order of the text is total (and two exports of the same counts are byte-identical).
+    private static func sortKey(_ key: RequestCountKey) -> [String] {
+        [key.request.method, key.request.route, key.request.host, key.request.appVersion, key.status, key.errorType, key.outcome]
     }
 
     /// Label values escape backslash, double quote and line feed, scalar by scalar (`"\r\n"` is one

@@ -73,7 +73,12 @@ extension APITrace {
                 let result: TraceFileReader.Result
                 switch format {
                 case .prometheus:
-                    result = cumulative.add(file: path, keepFile: filter.matches(header:), keepEvent: keepEvent)
+                    // nil: counted whole by an earlier run with this --state and unchanged since.
+                    guard let added = cumulative.add(file: path, keepFile: filter.matches(header:), keepEvent: keepEvent) else {
+                        usable += 1
+                        continue
+                    }
+                    result = added
                 case .har:
                     var keep = true
                     result = TraceFileReader(path: path).forEachLine { line, _ in
