@@ -110,7 +110,7 @@ public struct OpenMetricsExporter: Sendable, Codable {
             out += "http_client_request_duration_seconds_sum\(labels(base)) \(number(h.sum))\n"
         }
 
-        family("apitrace_http_client_requests", "counter", "HTTP client requests; outcome is success, client_error, server_error, transport, cancelled or offline (Docs/trace-format.md); error_class is server (5xx), transport (no response), client (4xx) or empty. Sampled successes are scaled back.")
+        family("apitrace_http_client_requests", "counter", "HTTP client requests; outcome is success, client_error, server_error, transport, cancelled or offline (Docs/trace-format.md); error_class is server (5xx), transport (no response), client (4xx) or empty; app_version is the trace file header's. Sampled successes are scaled back.")
         for (key, value) in requests.sorted(by: { Self.sortKey($0.key).lexicographicallyPrecedes(Self.sortKey($1.key)) }) {
             out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("app_version", key.request.appVersion), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass), ("outcome", key.outcome)])) \(number(value))\n"
         }
