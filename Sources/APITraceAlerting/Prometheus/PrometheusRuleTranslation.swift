@@ -33,6 +33,11 @@ public struct PrometheusRuleTranslation: Sendable {
         yaml += "# Metrics: apitrace export --format prometheus, or the collector's /metrics.\ngroups:\n"
         notes = []
         for rule in rules.rules {
+            if rule.newFailures != nil {
+                // Sessions, session shares and first-seen app versions are not in any metric.
+                notes.append("rule \(rule.name): new_failures is not translated (it needs sessions and first-seen versions, which metrics do not carry); keep running it with apitrace alert")
+            }
+            guard rule.slo != nil || rule.spike != nil else { continue }
             var group = RuleGroup(rule: rule)
             yaml += group.render()
             notes += group.notes

@@ -32,6 +32,8 @@ struct PrometheusRuleTranslationTests {
           - name: odd-latency
             slo: 0.9
             latency_ms: 800
+          - name: new-failures
+            new_failures: {baseline: 7d, window: 1h}
           - name: checkout-spike
             scope: {host: api.example.com}
             failure: {decode_failures: true}
@@ -84,6 +86,8 @@ struct PrometheusRuleTranslationTests {
         #expect(translation.yaml.contains(#"http_client_request_duration_seconds_bucket{url_template="/search",le=~"1\\.0|1"}"#))
         #expect(translation.notes.contains { $0.hasPrefix("rule odd-latency:") && $0.contains("750 ms") }, "\(translation.notes)")
         #expect(translation.notes.contains { $0.hasPrefix("rule checkout-spike:") }, "\(translation.notes)")
+        #expect(translation.notes.contains { $0.hasPrefix("rule new-failures: new_failures is not translated") }, "\(translation.notes)")
+        #expect(!translation.yaml.contains("new-failures"))
     }
 
     @Test("apitrace rules: an invalid rules file exits 2 naming file, line and field; notes go to standard error")
