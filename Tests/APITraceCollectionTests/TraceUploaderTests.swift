@@ -253,6 +253,7 @@ struct TraceUploaderTests {
         let now = Date(timeIntervalSince1970: 1_445_412_400)  // Wed, 21 Oct 2015 07:26:40 GMT
         #expect(RetryPolicy.parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == .seconds(80))
         #expect(RetryPolicy.parseRetryAfter("soon") == nil)
+        #expect(RetryPolicy.parseRetryAfter("inf") == nil && RetryPolicy.parseRetryAfter("1e300") != .seconds(Int64.max))
         let policy = RetryPolicy(initial: .seconds(1), maximum: .seconds(60))
         for failures in 1...12 {
             let ceiling = min(60.0, pow(2, Double(failures - 1)))

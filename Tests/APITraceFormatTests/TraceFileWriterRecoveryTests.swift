@@ -26,6 +26,7 @@ struct TraceFileWriterRecoveryTests {
         writer.append(TraceEvent(timestamp: early.adding(milliseconds: 1500), .log(.init(level: "info", message: "second"))))
         writer.append(TraceEvent(timestamp: early, .log(.init(level: "info", message: "first"))))
         writer.flush()
+        Thread.sleep(forTimeInterval: 0.01)  // the first file is now past its 1 ms age: the next event starts a new one
         writer.append(TraceEvent(timestamp: TraceTimestamp.now().adding(milliseconds: -2000), .log(.init(level: "info", message: "next file"))))
         writer.close()
         let files = dir.traceFiles

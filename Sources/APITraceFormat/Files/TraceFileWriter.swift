@@ -148,6 +148,8 @@ public final class TraceFileWriter: @unchecked Sendable {
             condition.unlock()
 
             if dropped > 0 { unreportedDrops["buffer_full", default: 0] += dropped }
+            // A file past its age takes no new events: they start the next file.
+            if let file, !spare.isEmpty, clock.now - file.opened >= configuration.maxFileAge { finishFile() }
             if !spare.isEmpty || !unreportedDrops.isEmpty {
                 write(spare)
                 dirty = true
