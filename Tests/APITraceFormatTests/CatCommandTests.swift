@@ -57,8 +57,8 @@ struct CatCommandTests {
         #expect(result.status == 1)
         #expect(String(decoding: result.stdout, as: UTF8.self) == [header, odd1, odd2].map { $0 + "\n" }.joined())
         let stderr = String(decoding: result.stderr, as: UTF8.self)
-        #expect(stderr.contains(path) && stderr.contains("line 3") && stderr.contains("route"))
-        #expect(stderr.contains("line 4"))
+        #expect(stderr.contains("\(path):3:") && stderr.contains("missing field \"route\""))
+        #expect(stderr.contains("\(path):4:"))
     }
 
     @Test("filters by time, type, route glob and session; many files keep file order", arguments: [
