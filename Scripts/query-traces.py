@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs a per-route SQL file from Docs/sql over a trace folder and prints one JSON object per row.
+"""Runs a per-route or per-app-version SQL file from Docs/sql over a trace folder and prints one JSON object per row.
 
     query-traces.py duckdb|clickhouse SQL_FILE TRACE_FOLDER
 
@@ -10,7 +10,8 @@ import sys
 
 engine, sql_file, folder = sys.argv[1], sys.argv[2], sys.argv[3].rstrip("/")
 sql = open(sql_file).read().replace("'traces/dt=*/", "'" + folder + "/dt=*/")
-columns = ["method", "route", "count", "errors", "client_errors", "p50_ms", "p95_ms", "p99_ms"]
+keys = ["app", "app_version"] if "per-app-version" in sql_file else ["method", "route"]
+columns = keys + ["count", "errors", "client_errors", "p50_ms", "p95_ms", "p99_ms"]
 try:
     if engine == "duckdb":
         import duckdb

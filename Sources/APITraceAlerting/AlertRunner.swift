@@ -104,7 +104,12 @@ public struct AlertRunner: Sendable {
         outcome.filesFromCache = counted.filesFromCache
         outcome.linesScanned = counted.linesScanned
         outcome.problems += counted.warnings.map { "warning: \($0)" }
-        let detections = rules.rules.indices.map { RuleDetector.evaluate(rules.rules[$0], counts: counted.counts[$0], at: now) }
+        let detections = rules.rules.indices.map { i in
+            let (detection, warnings) = NewFailureDetector.evaluate(
+                rules.rules[i], RuleDetector.evaluate(rules.rules[i], counts: counted.counts[i], at: now), paths: [options.traceDirectory], at: now)
+            outcome.problems += warnings.map { "warning: \($0)" }
+            return detection
+        }
         let store = StateStore(path: options.statePath)
         if options.dryRun {
             do {

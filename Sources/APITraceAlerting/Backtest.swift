@@ -67,7 +67,8 @@ public struct Backtest: Sendable {
         while t <= last {
             result.evaluations += 1
             for (i, rule) in rules.rules.enumerated() {
-                let detection = RuleDetector.evaluate(rule, counts: counted.counts[i], at: t)
+                // A new-failure rule reads its baseline at each step: slower, and only for those rules.
+                let (detection, _) = NewFailureDetector.evaluate(rule, RuleDetector.evaluate(rule, counts: counted.counts[i], at: t), paths: paths, at: t)
                 if detection.firing { result.firingEvaluations[rule.name, default: 0] += 1 }
                 let (transition, notification) = IncidentTracker.advance(
                     &state, rule: rule, detection: detection,

@@ -1,6 +1,7 @@
 import APITraceFormat
 import Crypto
 import Foundation
+import NIOCore
 
 /// Receives finished trace files from uploaders, checks them and stores them under `dt=YYYY-MM-DD/`.
 ///
@@ -20,15 +21,27 @@ public final class TraceCollector: Sendable {
     let tokenCheck: BearerTokenCheck
     let store: TraceStore
     let validator: UploadValidator
-    // Inflating, hashing and fsync block: keep them off the server's event loops.
-    private let work = DispatchQueue(label: "apitrace.collector.store", attributes: .concurrent)
+    let admission: UploadAdmission
+    // Inflating, hashing and fsync block: keep them off the server's event loops, on a bounded number of threads.
+    private let work: OperationQueue
 
     /// Creates the collector: checks the tokens, creates the folder and removes temporary files a crash left.
     public init(configuration: Configuration) throws(CollectorSetupError) {
         self.configuration = configuration
+        guard configuration.maxConcurrentUploads > 0, configuration.maxBytesInFlight >= configuration.maxBodyBytes,
+              configuration.storeThreads > 0 else {
+            throw CollectorSetupError(
+                "the limits do not fit: give at least one concurrent upload and store thread, and a bytes-in-flight bound no smaller than the largest body (\(configuration.maxBodyBytes) bytes)")
+        }
         tokenCheck = try BearerTokenCheck(tokens: configuration.tokens)
         store = try TraceStore(directory: configuration.directory)
         validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes)
+        let admission = UploadAdmission(maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight)
+        self.admission = admission
+        metrics.inFlight = { admission.usage }
+        work = OperationQueue()
+        work.name = "apitrace.collector.store"
+        work.maxConcurrentOperationCount = configuration.storeThreads
     }
 
     /// What an upload came to.
@@ -39,6 +52,8 @@ public final class TraceCollector: Sendable {
         public var message: String
         /// The rejection, when there was one.
         public var rejection: UploadRejection.Reason?
+        /// For a body cut short (a killed app's file): decompressed bytes of its incomplete last line, dropped.
+        public var droppedBytes: Int?
     }
 
     /// Checks the token only: called before reading a body, so strangers cannot make the collector read one.
@@ -52,40 +67,85 @@ public final class TraceCollector: Sendable {
 
     /// Decides on one upload: token, body, header, digest, then stores it. Blocking; thread-safe.
     public func receive(authorization: String?, contentDigest: String?, body: UnsafeRawBufferPointer) -> Reply {
+        receive(authorization: authorization, contentDigest: contentDigest, body: body, reserve: { _ in true })
+    }
+
+    /// `reserve(bytes)` asks for memory beyond the body (finishing a cut body needs a second copy); false answers 503.
+    func receive(authorization: String?, contentDigest: String?, body: UnsafeRawBufferPointer, reserve: (Int) -> Bool) -> Reply {
         if let rejection = authorize(authorization) { return reply(rejection) }
         metrics.recordReceived(bytes: body.count)
         guard body.count <= configuration.maxBodyBytes else {
             return reply(UploadRejection(.bodyTooLarge, "the body is \(body.count) bytes, more than the collector's limit of \(configuration.maxBodyBytes)"))
         }
         do throws(UploadRejection) {
-            let header = try validator.validate(body)
+            let validated = try validator.validate(body)
             let digest = SHA256.hash(data: body)
             if let contentDigest, let claimed = Self.sha256(fromContentDigest: contentDigest),
                claimed != Array(digest) {
                 throw UploadRejection(.digestMismatch, "the body does not match its Content-Digest: damaged in transit; send it again")
             }
             let hex = digest.map { String(format: "%02x", $0) }.joined()
-            switch try store.store(body, relative: TraceStore.relativePath(header: header, sha256Hex: hex)) {
-            case .stored(let path):
-                metrics.recordAccepted(bytes: body.count)
-                return Reply(status: 201, message: "stored \(path)")
-            case .alreadyStored(let path):
-                metrics.recordDuplicate()
-                return Reply(status: 200, message: "already stored \(path)")
+            // Named after the bytes received, so sending the same cut body again is "already stored".
+            let relative = TraceStore.relativePath(header: validated.header, sha256Hex: hex)
+            guard let cutAt = validated.cutAt else {
+                return try stored(store.store(body, relative: relative), bytes: body.count)
             }
+            if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0) }
+            // The recompressed lines are about as large as the body they come from.
+            guard reserve(body.count) else { return busyReply(.bytes) }
+            let salvage: TraceFileWriter.Salvage
+            do {
+                salvage = try TraceFileWriter.salvage(body)
+            } catch {
+                throw UploadRejection(.notGzip, "the gzip data is corrupt: \(error.gzip)")
+            }
+            let finished = salvage.finished ?? []
+            let outcome = finished.withUnsafeBytes { bytes in
+                Result { () throws(UploadRejection) in try store.store(bytes, relative: relative) }
+            }
+            var reply = stored(try outcome.get(), bytes: finished.count)
+            if reply.status == 201 {
+                metrics.recordSalvaged(droppedBytes: salvage.droppedBytes)
+                reply.message += " (the body was cut at byte \(cutAt) of \(body.count): kept \(salvage.keptLines) complete lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line)"
+            }
+            reply.droppedBytes = salvage.droppedBytes
+            return reply
         } catch {
             return reply(error)
         }
     }
 
-    /// ``receive(authorization:contentDigest:body:)`` on a background queue.
-    func receiveInBackground(authorization: String?, contentDigest: String?, body: [UInt8]) async -> Reply {
+    private func stored(_ outcome: TraceStore.Outcome, bytes: Int) -> Reply {
+        switch outcome {
+        case .stored(let path):
+            metrics.recordAccepted(bytes: bytes)
+            return Reply(status: 201, message: "stored \(path)")
+        case .alreadyStored(let path):
+            metrics.recordDuplicate()
+            return Reply(status: 200, message: "already stored \(path)")
+        }
+    }
+
+    /// ``receive(authorization:contentDigest:body:)`` on one of the store threads.
+    func receiveInBackground(authorization: String?, contentDigest: String?, body: ByteBuffer, ticket: UploadAdmission.Ticket) async -> Reply {
         await withCheckedContinuation { continuation in
-            work.async {
-                let reply = body.withUnsafeBytes { self.receive(authorization: authorization, contentDigest: contentDigest, body: $0) }
+            work.addOperation {
+                let reply = body.withUnsafeReadableBytes { bytes in
+                    self.receive(authorization: authorization, contentDigest: contentDigest, body: bytes) { extra in
+                        ticket.grow(to: bytes.count + extra)
+                    }
+                }
                 continuation.resume(returning: reply)
             }
         }
+    }
+
+    /// `503`: the collector is full; the uploader comes back after `Retry-After`.
+    func busyReply(_ bound: CollectorMetrics.BusyReason) -> Reply {
+        metrics.recordBusy(bound)
+        return Reply(
+            status: 503,
+            message: "the collector is busy (\(bound == .uploads ? "too many uploads" : "too many bytes") in progress); retry after \(configuration.busyRetryAfterSeconds) s")
     }
 
     func reply(_ rejection: UploadRejection) -> Reply {

@@ -1,3 +1,4 @@
+import APITraceFormat
 import Foundation
 
 /// Exponential backoff with jitter, honouring a server's `Retry-After`.
@@ -33,16 +34,10 @@ public struct RetryPolicy: Sendable, Equatable {
         return .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 
-    /// Parses a `Retry-After` value: seconds (`120`) or an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`).
+    /// Parses a `Retry-After` value with the format module's one parser (seconds, decimals, HTTP
+    /// dates; `inf`, negatives and garbage are nil), capped at an hour.
     public static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(trimmed) { return seconds >= 0 ? .seconds(seconds) : nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return .milliseconds(Int64(max(0, date.timeIntervalSince(now)) * 1000))
+        RetryAfter.parse(value, nowMilliseconds: Int64(now.timeIntervalSince1970 * 1000), cap: .seconds(3600))
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -1,5 +1,8 @@
 import APITraceFormat
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension TraceUploader {
     /// Where a ``TraceUploader`` finds finished files, where it sends them, and how it retries.
@@ -8,8 +11,8 @@ extension TraceUploader {
         public var directory: String
         /// The collector's upload URL, e.g. `https://collector.example.com/v1/traces`.
         public var endpoint: URL
-        /// Bearer token sent in `Authorization`. Never logged.
-        public var token: String
+        /// Where the bearer token sent in `Authorization` comes from (asked before every upload). Never logged.
+        public var token: UploadTokenProvider
         /// Producer id sent in `X-APITrace-Producer`; default: the one in each file's name.
         public var producer: String?
         /// Path of the file still being written, never uploaded; see ``init(writer:endpoint:token:)``.
@@ -23,7 +26,27 @@ extension TraceUploader {
         public var retry: RetryPolicy
         /// Time allowed for one request. Default 60 s.
         public var requestTimeout: Duration
-        /// Subfolder the files a collector refused (4xx other than 401, 403, 408, 429) are moved to, with a `.reason` file.
+        /// Makes the `URLSessionConfiguration` uploads go through; called once, by ``TraceUploader/init(configuration:)``.
+        ///
+        /// Default ``TraceUploader/defaultSessionConfiguration()``: ephemeral (no cookies, no cache), one
+        /// connection, and on Apple platforms waiting for connectivity instead of failing at once.
+        /// An app can ask for more, for example no uploads on expensive or constrained networks:
+        ///
+        /// ```swift
+        /// configuration.sessionConfiguration = {
+        ///     let session = TraceUploader.defaultSessionConfiguration()
+        ///     session.allowsExpensiveNetworkAccess = false    // Apple platforms
+        ///     session.allowsConstrainedNetworkAccess = false  // Low Data Mode
+        ///     return session
+        /// }
+        /// ```
+        ///
+        /// Redirects are never followed, whatever the configuration. Background session
+        /// configurations (`.background(withIdentifier:)`) are refused: they do not run
+        /// completion-handler tasks, and the uploader falls back to the default with a diagnostic.
+        public var sessionConfiguration: @Sendable () -> URLSessionConfiguration
+        /// Subfolder the files a collector refused (4xx other than 401, 403, 408, 429, and a cut file it
+        /// could not salvage) are moved to, with a `.reason` file.
         public var rejectedFolder: String
         /// Most refused files kept in ``rejectedFolder``; the oldest are deleted past it. Default 20.
         public var rejectedFileBudget: Int
@@ -51,9 +74,35 @@ extension TraceUploader {
             diagnostics: @escaping @Sendable (String) -> Void = TraceFileWriter.Configuration.standardError,
             onEvent: @escaping @Sendable (TraceUploader.Event) -> Void = { _ in }
         ) {
+            self.init(
+                directory: directory, endpoint: endpoint, tokenProvider: .constant(token), producer: producer,
+                activeFile: activeFile, minimumFileAge: minimumFileAge, scanInterval: scanInterval, retry: retry,
+                requestTimeout: requestTimeout, rejectedFolder: rejectedFolder, rejectedFileBudget: rejectedFileBudget,
+                rejectedByteBudget: rejectedByteBudget, diagnostics: diagnostics, onEvent: onEvent)
+        }
+
+        /// Creates a configuration whose token comes from the app's provider, which can refresh it.
+        public init(
+            directory: String,
+            endpoint: URL,
+            tokenProvider: UploadTokenProvider,
+            producer: String? = nil,
+            activeFile: @escaping @Sendable () -> String? = { nil },
+            minimumFileAge: Duration = .seconds(2),
+            scanInterval: Duration = .seconds(30),
+            retry: RetryPolicy = RetryPolicy(),
+            requestTimeout: Duration = .seconds(60),
+            sessionConfiguration: @escaping @Sendable () -> URLSessionConfiguration = TraceUploader.defaultSessionConfiguration,
+            rejectedFolder: String = "rejected",
+            rejectedFileBudget: Int = 20,
+            rejectedByteBudget: Int = 16 << 20,
+            diagnostics: @escaping @Sendable (String) -> Void = TraceFileWriter.Configuration.standardError,
+            onEvent: @escaping @Sendable (TraceUploader.Event) -> Void = { _ in }
+        ) {
             self.directory = directory
             self.endpoint = endpoint
-            self.token = token
+            self.token = tokenProvider
+            self.sessionConfiguration = sessionConfiguration
             self.producer = producer
             self.activeFile = activeFile
             self.minimumFileAge = minimumFileAge
@@ -80,21 +129,31 @@ extension TraceUploader {
                 producer: writer.configuration.producer, activeFile: { writer.activeFilePath },
                 diagnostics: writer.configuration.diagnostics)
         }
+
+        /// Uploads the files of `writer`'s folder with a token from the app's provider.
+        public init(writer: TraceFileWriter, endpoint: URL, tokenProvider: UploadTokenProvider) {
+            self.init(
+                directory: writer.configuration.directory, endpoint: endpoint, tokenProvider: tokenProvider,
+                producer: writer.configuration.producer, activeFile: { writer.activeFilePath },
+                diagnostics: writer.configuration.diagnostics)
+        }
     }
 
     /// What happened to one file.
     public enum Event: Sendable, Equatable {
-        /// The collector answered 2xx; the file was deleted.
+        /// The collector confirmed it stored the file (its own `201 stored` or `200 already stored`
+        /// naming the file's SHA-256); the file was deleted.
         case delivered(file: String, bytes: Int, status: Int)
         /// The collector refused the file (4xx); it was moved to the rejected folder.
         case rejected(file: String, status: Int, reason: String)
-        /// The attempt failed (429, 5xx, 401/403, network); the next one comes after `delay`.
+        /// The attempt failed (429, 5xx, 401/403, network, a redirect, an answer that is not the
+        /// collector's); the file is kept and the next attempt comes after `delay`.
         case willRetry(file: String, delay: Duration, reason: String)
     }
 
     /// Counters of what the uploader did.
     public struct Statistics: Sendable, Equatable {
-        /// Files delivered (2xx) and deleted.
+        /// Files the collector confirmed, deleted.
         public var delivered = 0
         /// Bytes of the delivered files.
         public var deliveredBytes = 0

@@ -14,11 +14,15 @@ import FoundationNetworking
 ///
 /// | answer | what happens to the file |
 /// | --- | --- |
-/// | 2xx | deleted |
+/// | the collector's `201 stored` / `200 already stored`, naming the file's SHA-256 | deleted |
+/// | any other 2xx (a captive portal, a proxy), a 3xx (never followed) | kept; retried after ``RetryPolicy`` |
 /// | 429, 5xx, 408, network error | kept; retried after ``RetryPolicy`` (at least `Retry-After`) |
-/// | 401, 403 | kept; retried after the longest backoff (the token is wrong, not the file) |
+/// | 401, 403 | kept; retried at once if the token provider gives a new token, else after the longest backoff |
+/// | 400 "truncated" (an older collector) | the file is finished (its complete lines kept) and sent again |
 /// | other 4xx | moved to ``Configuration/rejectedFolder`` with a `.reason` file, and logged |
 ///
+/// A file a killed app left cut (writable, held by no writer) is finished before it is read, so
+/// its complete lines are sent as a complete file; see `TraceFileWriter`.
 /// The collector names files by their content, so a file sent twice (the app was killed
 /// between the collector's answer and the delete) is stored once.
 /// Everything runs on the uploader's own task, never on the caller's thread.
@@ -39,14 +43,34 @@ public final class TraceUploader: @unchecked Sendable {
     private var task: Task<Void, Never>?
     private var paused = false
     private var stats = Statistics()
+    /// The token the collector last refused, handed to the provider so it can refresh.
+    private var refusedToken: String?
 
     /// Creates an uploader; nothing is sent before ``start()``.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = RetryPolicy.seconds(configuration.requestTimeout)
-        sessionConfiguration.httpMaximumConnectionsPerHost = 1
-        session = URLSession(configuration: sessionConfiguration)
+        var sessionConfiguration = configuration.sessionConfiguration()
+        if sessionConfiguration.identifier != nil {
+            configuration.diagnostics("background URLSession configurations cannot run the uploader's requests; using the default configuration")
+            sessionConfiguration = Self.defaultSessionConfiguration()
+        }
+        session = URLSession(configuration: sessionConfiguration, delegate: RefuseRedirects(), delegateQueue: nil)
+    }
+
+    /// The session configuration used unless the app supplies one: ephemeral (no cookies, no cache),
+    /// one connection to the collector, a 60 s request timeout, and on Apple platforms waiting for
+    /// connectivity rather than failing at once.
+    @Sendable
+    public static func defaultSessionConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 60
+        configuration.httpMaximumConnectionsPerHost = 1
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        #if canImport(Darwin)
+        configuration.waitsForConnectivity = true
+        #endif
+        return configuration
     }
 
     deinit {
@@ -138,10 +162,14 @@ public final class TraceUploader: @unchecked Sendable {
                 continue
             }
             var backoff: Duration?
+            var progressed = false
             for path in files {
                 if Task.isCancelled || isPaused { break }
                 switch await send(path) {
+                case .skipped:
+                    continue
                 case .done:
+                    progressed = true
                     failures = 0
                 case .retry(let retryAfter, let reason, let authentication):
                     failures += 1
@@ -157,17 +185,38 @@ public final class TraceUploader: @unchecked Sendable {
             if let backoff {
                 // Only stop() cuts a backoff short: resume() and uploadNow() must not defeat Retry-After.
                 try? await Task.sleep(for: backoff)
+            } else if !progressed {
+                // Every pending file is held by a writer (being finished): look again later.
+                await wakeup.wait(timeout: configuration.scanInterval)
             }
         }
     }
 
     enum Attempt {
         case done
+        /// Not sent now (held by a writer); no failure.
+        case skipped
         case retry(retryAfter: Duration?, reason: String, authentication: Bool)
     }
 
     private func send(_ path: String) async -> Attempt {
         let name = Self.name(path)
+        // A file a killed app left cut is finished first, under the writer's lock, so only its finished form is ever sent.
+        switch TraceFileWriter.finishLeftover(path: path) {
+        case .locked:
+            return .skipped
+        case .deleted:
+            configuration.diagnostics("deleted \(name): left by a killed app before its header was complete")
+            return .done
+        case .salvaged(let salvage):
+            configuration.diagnostics(
+                "finished \(name), left cut by a killed app: kept \(salvage.keptLines) lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line")
+        case .failed(let reason):
+            // A damaged file is sent as it is: the collector says what is wrong with it.
+            configuration.diagnostics(reason)
+        case .finished, .complete:
+            break
+        }
         let body: Data
         do {
             body = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -181,34 +230,65 @@ public final class TraceUploader: @unchecked Sendable {
         }
         // The writer may have opened this file since the folder was listed.
         if let active = configuration.activeFile(), active == path || Self.isSamePath(path, active) { return .done }
+        let token: String
+        do {
+            token = try await configuration.token.token(refused: lock.withLock { refusedToken })
+        } catch {
+            return .retry(retryAfter: nil, reason: "the token provider failed: \(error)", authentication: false)
+        }
         let request = UploadRequest.make(
-            endpoint: configuration.endpoint, token: configuration.token,
+            endpoint: configuration.endpoint, token: token,
             producer: configuration.producer ?? TraceFileName(fileName: name)?.producer, body: body,
             timeout: configuration.requestTimeout)
         let status: Int
         let responseText: String
         let retryAfter: Duration?
+        let location: String?
         do {
             let response = try await URLSessionBackend(session: session).perform(request)
             status = response.status
             responseText = String(decoding: response.body.prefix(500), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             retryAfter = response.headers.first { $0.key.lowercased() == "retry-after" }.flatMap { RetryPolicy.parseRetryAfter($0.value) }
+            location = response.headers.first { $0.key.lowercased() == "location" }?.value
         } catch {
             return .retry(retryAfter: nil, reason: "network: \(error.localizedDescription)", authentication: false)
         }
+        if status == 401 || status == 403 {
+            lock.withLock { refusedToken = token }
+            configuration.diagnostics("the collector refused the token (HTTP \(status): \(responseText)); keeping the files and retrying")
+            // A provider that has a new token gets it tried after the ordinary backoff, not the longest one.
+            let fresh = try? await configuration.token.token(refused: token)
+            let refreshed = fresh != nil && fresh != token
+            return .retry(retryAfter: retryAfter, reason: "HTTP \(status): \(responseText)", authentication: !refreshed)
+        }
+        lock.withLock { refusedToken = nil }
         switch status {
         case 200..<300:
+            let sha256Hex = UploadRequest.sha256Hex(body)
+            guard CollectorReceipt(status: status, body: responseText, sha256Hex: sha256Hex) != nil else {
+                return .retry(
+                    retryAfter: nil,
+                    reason: "HTTP \(status) is not the collector's receipt for this file (a captive portal or proxy?); keeping it: \(responseText.prefix(100))",
+                    authentication: false)
+            }
             if unlink(path) != 0 && errno != ENOENT {
                 configuration.diagnostics("uploaded \(path) but cannot delete it: \(String(cString: strerror(errno)))")
             }
             lock.withLock { stats.delivered += 1; stats.deliveredBytes += body.count }
             configuration.onEvent(.delivered(file: name, bytes: body.count, status: status))
             return .done
+        case 300..<400:
+            return .retry(retryAfter: nil, reason: "HTTP \(status): redirect\(location.map { " to \($0)" } ?? "") not followed; keeping the file", authentication: false)
         case 429, 408, 500..<600:
             return .retry(retryAfter: retryAfter, reason: "HTTP \(status): \(responseText)", authentication: false)
-        case 401, 403:
-            configuration.diagnostics("the collector refused the token (HTTP \(status): \(responseText)); keeping the files and retrying")
-            return .retry(retryAfter: retryAfter, reason: "HTTP \(status): \(responseText)", authentication: true)
+        case 400 where responseText.contains("truncated"):
+            // An older collector refuses cut files: finish it here (complete lines kept) and send that.
+            chmod(path, 0o600)
+            if case .salvaged = TraceFileWriter.finishLeftover(path: path) {
+                return .retry(retryAfter: .zero, reason: "HTTP 400 truncated: finished the file, sending it again", authentication: false)
+            }
+            setAside(path, status: status, reason: responseText)
+            return .done
         default:
             setAside(path, status: status, reason: responseText)
             return .done

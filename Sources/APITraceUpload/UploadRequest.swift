@@ -13,4 +13,12 @@ enum UploadRequest {
         if let producer { headers["X-APITrace-Producer"] = producer }
         return BackendRequest(method: "POST", url: endpoint, headers: headers, body: body, timeout: RetryPolicy.seconds(timeout))
     }
+
+    /// Lowercase hex SHA-256 of `body`, as the collector names stored files.
+    static func sha256Hex(_ body: Data) -> String {
+        SHA256.hash(data: body).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
 }

@@ -37,11 +37,23 @@ struct AlertBenchmark: ParsableCommand {
                 scope: {route: "/apps/{id}"}
                 spike: {window: 30m, baseline: trailing_day}
             """)
+        let newKinds = try AlertRules.parse("""
+            rules:
+              - name: api-errors
+                slo: 0.99
+              - name: api-latency
+                latency_ms: 2000
+                slo: 0.95
+              - name: new-failures
+                new_failures: {baseline: 7d, window: 1h}
+            """)
         let cases = [
             ("issue's minimal rule (burn rate, 6 h lookback), first run (no count cache)", minimal, false),
             ("issue's minimal rule, next cron run (count cache of finished files)", minimal, true),
             ("+ spike vs trailing day (24 h lookback), no cache", withSpike, false),
             ("+ spike vs trailing day, next cron run (count cache)", withSpike, true),
+            ("errors + latency + new_failures (7 d baseline), no cache", newKinds, false),
+            ("errors + latency + new_failures, next cron run (count cache; new_failures reads its baseline)", newKinds, true),
         ]
         for (label, rules, warm) in cases {
             var times: [Double] = []

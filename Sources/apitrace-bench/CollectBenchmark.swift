@@ -20,6 +20,12 @@ struct CollectBenchmark: ParsableCommand {
     @Option(help: "Events per file (about 40 bytes each once compressed).")
     var eventsPerFile = 2_000
 
+    @Option(help: "Uploads sent at once, each on its own connection, in the burst phase (0: skip it).")
+    var burst = 200
+
+    @Option(help: "Events per file in the burst phase (20,000: about 420 KiB gzip, 4 MiB plain).")
+    var burstEvents = 20_000
+
     @Option(help: "Folder for the generated files and the collector's store (emptied first).")
     var workDirectory = NSTemporaryDirectory() + "apitrace-bench-collect"
 
@@ -47,7 +53,8 @@ struct CollectBenchmark: ParsableCommand {
                     totalBytes += gz.count
                     totalPlain += out.bytes.count
                     let name = TraceFileName(started: events[0].timestamp, producer: producer, sequence: i + 1).fileName
-                    _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(gz))
+                    // Read-only, as the writer leaves a finished file (a writable one would be checked for a cut first).
+                    _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(gz), attributes: [.posixPermissions: 0o400])
                 }
             }
         }
@@ -86,6 +93,74 @@ struct CollectBenchmark: ParsableCommand {
               + "\(Measure.format(cpu / seconds * 100, 0)) % of one core; the rest is the uploaders and fsync waits)")
         print("  collector memory: VmRSS idle \(idle.rss / 1024) MiB, VmHWM after load \(peak.hwm / 1024) MiB")
         try rawClients(collector: collector, body: body.bytes, started: events[0].timestamp, bytesPerFile: totalBytes / files)
+        collector.stop()
+        if burst > 0 {
+            // The events once, compressed once: each file is a header member followed by this member (gzip allows several).
+            let burstBody = RealisticEvents.make(count: burstEvents)
+            var plain = JSONOutput()
+            for event in burstBody { event.encode(to: &plain); plain.bytes.append(0x0A) }
+            let member = try GzipDeflater.compress(plain.bytes, level: 5)
+            let started = burstBody[0].timestamp
+            print("burst files: \(burstEvents) events, \(Measure.format(Double(member.count) / 1024)) KiB gzip / \(Measure.format(Double(plain.bytes.count) / 1024)) KiB plain each")
+            // Each burst gets a fresh collector, so its VmHWM is the burst's peak alone.
+            try burstPhase(member: member, started: started, label: "no effective bounds (1000 uploads, 4 GiB)",
+                           arguments: ["--max-concurrent-uploads", "1000", "--max-bytes-in-flight", String(4 << 30)])
+            try burstPhase(member: member, started: started, label: "default bounds (64 uploads, 256 MiB)", arguments: [])
+            try burstPhase(member: member, started: started, label: "bounds of 16 uploads, 8 MiB",
+                           arguments: ["--max-concurrent-uploads", "16", "--max-bytes-in-flight", String(8 << 20), "--max-body-bytes", String(8 << 20)])
+        }
+    }
+
+    /// `burst` uploads at once, each on a connection of its own, as a fleet's devices coming online
+    /// together: a 503 is retried after its Retry-After (1 s here) on a new connection.
+    func burstPhase(member: [UInt8], started: TraceTimestamp, label: String, arguments: [String]) throws {
+        let store = workDirectory + "/burst-store-\(abs(label.hashValue))"
+        try? FileManager.default.removeItem(atPath: store)
+        let collector = try CollectorChild(store: store, extraArguments: ["--busy-retry-after", "1"] + arguments)
+        defer { collector.stop() }
+        let idle = collector.memory()
+        let files: [[UInt8]] = try (0..<burst).map { i in
+            var out = JSONOutput()
+            TraceFileHeader(producer: "burst\(i)", started: started).encode(to: &out)
+            out.bytes.append(0x0A)
+            return try GzipDeflater.compress(out.bytes, level: 5) + member
+        }
+        let failures = Failures()
+        let busy = Failures()
+        let port = collector.port
+        let group = DispatchGroup()
+        let cpuBefore = collector.cpuSeconds()
+        let seconds = Measure.seconds {
+            for file in files {
+                group.enter()
+                Thread.detachNewThread {
+                    defer { group.leave() }
+                    for _ in 0..<100 {
+                        do {
+                            let status = try LoopbackHTTPClient(port: port).post(path: "/v1/traces", token: CollectorChild.token, body: file)
+                            if status == 201 { return }
+                            if status != 503 { failures.add("HTTP \(status)"); return }
+                            busy.add("503")
+                        } catch {
+                            // The collector closes a busy connection, sometimes before the client has sent its whole body.
+                            busy.add("closed")
+                        }
+                        usleep(UInt32.random(in: 1_000_000...1_200_000))
+                    }
+                    failures.add("still refused after 100 attempts")
+                }
+            }
+            group.wait()
+        }
+        let cpu = collector.cpuSeconds() - cpuBefore
+        let peak = collector.memory()
+        if let first = failures.first { throw BenchError("burst: \(first)") }
+        let stored = (FileManager.default.enumerator(atPath: store)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".jsonl.gz") }.count
+        guard stored == burst else { throw BenchError("burst: stored \(stored) of \(burst)") }
+        print("burst of \(burst) uploads at once, \(label):")
+        print("  \(Measure.format(Double(burst) / seconds, 0)) uploads/s (\(Measure.format(seconds, 2)) s for all, \(busy.count) answered busy and retried after 1 s), "
+              + "collector CPU \(Measure.format(cpu * 1000 / Double(burst), 2)) ms per upload, "
+              + "VmRSS idle \(idle.rss / 1024) MiB, VmHWM \(peak.hwm / 1024) MiB")
     }
 
     /// The same load from minimal keep-alive socket clients: what the collector itself sustains.
@@ -133,6 +208,7 @@ final class Failures: @unchecked Sendable {
     private var messages: [String] = []
     func add(_ message: String) { lock.withLock { messages.append(message) } }
     var first: String? { lock.withLock { messages.first } }
+    var count: Int { lock.withLock { messages.count } }
 }
 
 /// `apitrace collect` as a child process, found next to this benchmark's executable.
@@ -141,13 +217,13 @@ final class CollectorChild {
     let process = Process()
     let port: Int
 
-    init(store: String) throws {
+    init(store: String, extraArguments: [String] = []) throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("apitrace")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw BenchError("\(executable.path) is missing: build it first (swift build -c release --product apitrace)")
         }
         process.executableURL = executable
-        process.arguments = ["collect", "--listen", "127.0.0.1:0", "--dir", store, "--token-env", "APITRACE_BENCH_TOKEN"]
+        process.arguments = ["collect", "--listen", "127.0.0.1:0", "--dir", store, "--token-env", "APITRACE_BENCH_TOKEN"] + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["APITRACE_BENCH_TOKEN"] = Self.token
         environment["LOG_LEVEL"] = "error"
@@ -189,6 +265,7 @@ final class CollectorChild {
     }
 
     func stop() {
+        guard process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
     }

@@ -65,7 +65,7 @@ import Testing
             #expect(!key.isEmpty && key.count <= 255)
             let payload = try #require(trigger["payload"] as? [String: Any])
             let summary = try #require(payload["summary"] as? String)
-            #expect(summary.count <= 1024 && summary.hasPrefix("api-errors: 40% of requests failing over 5m"))
+            #expect(summary.count <= 1024 && summary.hasPrefix("api-errors: 40% of requests failing over 1m"))
             #expect((payload["source"] as? String)?.isEmpty == false)
             #expect(["critical", "error", "warning", "info"].contains(payload["severity"] as? String ?? ""))
             #expect(payload["severity"] as? String == "critical")
@@ -74,15 +74,16 @@ import Testing
             #expect(details["failure_ratio"] as? Double == 0.4)
             #expect(details["threshold_ratio"] as? Double == 0.144)
             #expect(details["burn_rate"] as? Double == 40)
-            #expect(details["window"] as? String == "5m")
-            #expect(details["requests"] as? Double == 300 && details["failures"] as? Double == 120)
+            // The headline is the fast pair's short window (1 m: 24 of 60 requests).
+            #expect(details["window"] as? String == "1m")
+            #expect(details["requests"] as? Double == 60 && details["failures"] as? Double == 24)
             let routes = try #require(details["top_failing_routes"] as? [[String: Any]])
-            // Evidence window 1 h: 30 min at 40% (720) + 30 min at 0.5% (9) failures of 3600 requests.
+            // Evidence window: the shortest long window, 5 m, all at 40%: 120 failures of 300 requests.
             #expect(routes.first?["route"] as? String == "/apps/{id}")
-            #expect(routes.first?["failures"] as? Double == 729 && routes.first?["requests"] as? Double == 3600)
+            #expect(routes.first?["failures"] as? Double == 120 && routes.first?["requests"] as? Double == 300)
             let identities = try #require(details["top_error_identities"] as? [[String: Any]])
-            #expect(identities.first?["value"] as? String == "HTTP 503" && identities.first?["count"] as? Int == 729)
-            #expect(details["report_command"] as? String == "apitrace report --since \(Self.at(-60)) \(dir.file("traces"))")
+            #expect(identities.first?["value"] as? String == "HTTP 503" && identities.first?["count"] as? Int == 120)
+            #expect(details["report_command"] as? String == "apitrace report --since \(Self.at(-5)) \(dir.file("traces"))")
             // The resolve carries only what PagerDuty needs: key, action, the same dedup_key.
             #expect(Set(resolve.keys) == ["routing_key", "event_action", "dedup_key", "client"])
             #expect(resolve["dedup_key"] as? String == key)
@@ -245,11 +246,14 @@ import Testing
         let lines = run.stdout.split(separator: "\n").map(String.init)
         let pages = lines.filter { $0.contains(" PAGE ") }, resolves = lines.filter { $0.contains(" RESOLVE ") }
         #expect(pages.count == 1 && resolves.count == 1)
-        // The 1 h window's ratio passes 14.4% with 22 spike minutes in it (8 minutes before now: 539/3600 = 14.97%),
-        // but its 95% Wilson lower bound (13.8%) passes only a minute later (~563/3600 = 15.6%, bound 14.5%).
-        #expect(pages.first?.hasPrefix(Self.at(-7)) == true, "\(run.stdout)")
-        // The 5 m window stops firing at +3 (49/300 = 16.3%, lower bound 12.6%); 15 calm minutes later it resolves.
-        #expect(resolves.first?.hasPrefix(Self.at(18)) == true, "\(run.stdout)")
+        // The spike (40% from 30 minutes before now) pages through the fast 5m/1m pair within 5 minutes
+        // of its start, and resolves within 15 minutes of its end (the recent 3 m window is calm at +2,
+        // resolve_after is 10 m).
+        let page = try #require(pages.first.flatMap { TraceTimestamp(rfc3339: String($0.prefix(24))) })
+        let resolve = try #require(resolves.first.flatMap { TraceTimestamp(rfc3339: String($0.prefix(24))) })
+        let start = try #require(TraceTimestamp(rfc3339: Self.at(-30))), end = try #require(TraceTimestamp(rfc3339: Self.at(0)))
+        #expect(page >= start && page.millisecondsSince1970 - start.millisecondsSince1970 <= 5 * 60_000, "\(run.stdout)")
+        #expect(resolve > end && resolve.millisecondsSince1970 - end.millisecondsSince1970 <= 15 * 60_000, "\(run.stdout)")
         #expect(lines.last?.hasPrefix("api-errors: 1 incident, 1 page") == true)
     }
 

@@ -25,9 +25,12 @@ import Testing
         #expect(rule.scope.isAll)
         #expect(rule.failure == .init(statuses: [500...599], transport: true, decodeFailures: false))
         #expect(rule.burnRateWindows == [
+            .init(long: .minutes(5), short: .minutes(1), factor: 14.4),
             .init(long: .hours(1), short: .minutes(5), factor: 14.4),
             .init(long: .hours(6), short: .minutes(30), factor: 6),
         ])
+        #expect(rule.recentWindow == .minutes(3))
+        #expect(rule.resolveAfter == .minutes(10))
         #expect(rule.spike == nil)
         let oncall = try #require(rules.notifiers["oncall"])
         #expect(oncall.kind == .pagerduty)

@@ -50,7 +50,7 @@ import Testing
             let labels = try #require(page["labels"] as? [String: String])
             #expect(labels == ["alertname": "api-errors", "rule": "api-errors", "severity": "error", "scope": "all"])
             let annotations = try #require(page["annotations"] as? [String: String])
-            #expect(annotations["summary"]?.hasPrefix("api-errors: 40% of requests failing over 5m") == true)
+            #expect(annotations["summary"]?.hasPrefix("api-errors: 40% of requests failing over 1m") == true)
             #expect(annotations["report_command"]?.hasPrefix("apitrace report --since ") == true)
             #expect(annotations["incident_id"]?.hasPrefix("apitrace/api-errors/") == true)
             #expect(TraceTimestamp(rfc3339: page["startsAt"] as? String ?? "") == TraceFixture.now)

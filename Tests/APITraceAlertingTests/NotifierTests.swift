@@ -35,12 +35,13 @@ import Testing
             #expect(slack.count == 2)
             let message = slack[0].json
             let text = try #require(message["text"] as? String)
-            #expect(text.hasPrefix("[ERROR] :rotating_light: firing: apps: 40% of requests failing over 5m"))
+            #expect(text.hasPrefix("[ERROR] :rotating_light: firing: apps: 40% of requests failing over 1m"))
             let blocks = try #require(message["blocks"] as? [[String: Any]])
             #expect(blocks.map { $0["type"] as? String } == ["section", "context"])
             let section = try #require(blocks[0]["text"] as? [String: Any])
             #expect(section["type"] as? String == "mrkdwn")
-            #expect((section["text"] as? String)?.contains("*Top failing routes:* `/apps/{id}` 729/3600") == true)
+            // Evidence window: the shortest long window (the fast pair's 5 m), all at 40%.
+            #expect((section["text"] as? String)?.contains("*Top failing routes:* `/apps/{id}` 120/300") == true)
             #expect((slack[1].json["text"] as? String)?.contains(":white_check_mark: resolved") == true)
             // Webhook: the notification itself.
             let hook = receiver.requests(to: "/hook")

@@ -16,7 +16,8 @@ import Testing
     }
 
     @Test func aSustainedSpikeBurnsBothWindowsOfTheFastPair() throws {
-        let d = try detect(AlertRule(name: "r", slo: 0.99), [
+        // The SRE Workbook's pairs alone (the defaults add a faster pair in front of them).
+        let d = try detect(AlertRule(name: "r", slo: 0.99, burnRateWindows: AlertRule.BurnRateWindow.sreWorkbookDefaults), [
             .init(from: -360, to: -30, perMinute: 60, failureRatio: 0.005),
             .init(from: -30, to: 0, perMinute: 60, failureRatio: 0.4),
         ])
@@ -31,12 +32,38 @@ import Testing
         #expect(abs(long.totals.ratio - 729.0 / 3600) < 1e-9)
     }
 
-    @Test func aShortBlipDoesNotPageBecauseTheLongWindowIsCalm() throws {
-        let d = try detect(AlertRule(name: "r", slo: 0.99), [
+    @Test func aShortBlipDoesNotPageTheWorkbookPairsBecauseTheLongWindowIsCalm() throws {
+        let d = try detect(AlertRule(name: "r", slo: 0.99, burnRateWindows: AlertRule.BurnRateWindow.sreWorkbookDefaults), [
             .init(from: -360, to: -5, perMinute: 60, failureRatio: 0.005),
             .init(from: -5, to: 0, perMinute: 60, failureRatio: 0.5),
         ])
         #expect(!d.firing)
+    }
+
+    @Test func fiveMinutesAtHalfFailingPageThroughTheDefaultFastPair() throws {
+        let d = try detect(AlertRule(name: "r", slo: 0.99), [
+            .init(from: -360, to: -5, perMinute: 60, failureRatio: 0.005),
+            .init(from: -5, to: 0, perMinute: 60, failureRatio: 0.5),
+        ])
+        #expect(d.firing)
+        #expect(d.headline?.detection == "burn rate 5m/1m > 14.4")
+    }
+
+    @Test func aPairStopsAsSoonAsTheRecentWindowIsCalm() throws {
+        // 30 minutes at 40% ended 4 minutes ago: every long window still holds it, the recent 3 m does not.
+        let d = try detect(AlertRule(name: "r", slo: 0.99), [
+            .init(from: -360, to: -34, perMinute: 60, failureRatio: 0.005),
+            .init(from: -34, to: -4, perMinute: 60, failureRatio: 0.4),
+            .init(from: -4, to: 0, perMinute: 60, failureRatio: 0.005),
+        ])
+        #expect(!d.firing)
+        #expect(d.checks.contains { $0.window == .hours(1) && $0.passed })
+    }
+
+    @Test func aLowObjectiveIsCappedAQuarterOfTheWayFromTheBudget() {
+        let pair = AlertRule.BurnRateWindow(long: .minutes(5), short: .minutes(1), factor: 14.4)
+        #expect(abs(pair.thresholdRatio(slo: 0.99) - 0.144) < 1e-12)
+        #expect(abs(pair.thresholdRatio(slo: 0.95) - (0.05 + 0.95 / 4)) < 1e-12)
     }
 
     @Test func threeFailuresOutOfFourRequestsDoNotPage() throws {

@@ -66,7 +66,7 @@ struct ReadersAgreeTests {
             notifiers:
               hook: {type: webhook, url: "http://127.0.0.1:9/unused"}
             """.write(toFile: rules, atomically: true, encoding: .utf8)
-        let alertOut = try await runOffPool(apitrace, ["alert", dir.path, "--rules", rules, "--state", dir.path + "/state.json", "--dry-run", "--now", "2026-11-22T10:30:00Z"])
+        let alertOut = try await runOffPool(apitrace, ["alert", dir.path, "--rules", rules, "--state", dir.path + "/state.json", "--dry-run", "--now", "2026-11-22T09:50:00Z"])
         let alertText = String(decoding: alertOut.stdout, as: UTF8.self)
         let payloadLine = try #require(alertText.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("{") }, "\(alertText) \(String(decoding: alertOut.stderr, as: UTF8.self))")
         let payload = try JSONSerialization.jsonObject(with: Data(payloadLine.utf8)) as! [String: Any]

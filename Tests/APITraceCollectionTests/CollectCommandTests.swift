@@ -94,6 +94,16 @@ struct CollectCommandTests {
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("--token-file"))
     }
 
+    @Test("refuses a bytes-in-flight bound smaller than the largest body, naming both options")
+    func boundsMustFit() async throws {
+        let dir = TemporaryDirectory()
+        let result = try await runOffPool(try builtProduct("apitrace").path, [
+            "collect", "--dir", dir.path, "--token-env", "APITRACE_TEST_TOKEN", "--max-body-bytes", "1000", "--max-bytes-in-flight", "999"])
+        #expect(result.status == 64)
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        #expect(stderr.contains("--max-bytes-in-flight (999) must be at least --max-body-bytes (1000)"), "\(stderr)")
+    }
+
     @Test("collector killed with SIGKILL mid-upload and restarted: only whole files ever visible, each file stored exactly once")
     func collectorKilled() async throws {
         let source = TemporaryDirectory(), target = TemporaryDirectory()

@@ -161,8 +161,9 @@ struct TraceUploaderTests {
         let paths = TraceFiles.writeFinished(3, to: source.path)
         let bad = paths[1]
         let good = Self.contents([paths[0], paths[2]])
-        let truncated = Data(Self.contents([bad])[0].dropLast(30))
-        try truncated.write(to: URL(fileURLWithPath: bad))
+        // Gzip, but not a trace file: nothing in it to salvage.
+        let refused = Data(try GzipDeflater.compress(Array("hello\nworld\n".utf8)))
+        try refused.write(to: URL(fileURLWithPath: bad))
         let log = Recorded<String>()
         let uploader = Self.uploader(source, server.uploadURL, log: log)
         uploader.start()
@@ -170,9 +171,9 @@ struct TraceUploaderTests {
         await uploader.stop()
         let name = TraceUploader.Event.name(bad)
         #expect(source.traceFiles.isEmpty)
-        #expect(FileManager.default.contents(atPath: source.file("rejected/\(name)")) == truncated)
+        #expect(FileManager.default.contents(atPath: source.file("rejected/\(name)")) == refused)
         let reason = String(decoding: FileManager.default.contents(atPath: source.file("rejected/\(name).reason")) ?? Data(), as: UTF8.self)
-        #expect(reason.hasPrefix("HTTP 400: ") && reason.contains("truncated"))
+        #expect(reason.hasPrefix("HTTP 400: ") && reason.contains("not a valid apitrace header"))
         #expect(log.all.contains { $0.contains(name) && $0.contains("400") && $0.contains("rejected/") })
         #expect(!log.all.contains { $0.contains(Self.token) })
         Self.expectStoredExactlyOnce(good, in: target)
@@ -252,6 +253,7 @@ struct TraceUploaderTests {
         let now = Date(timeIntervalSince1970: 1_445_412_400)  // Wed, 21 Oct 2015 07:26:40 GMT
         #expect(RetryPolicy.parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == .seconds(80))
         #expect(RetryPolicy.parseRetryAfter("soon") == nil)
+        #expect(RetryPolicy.parseRetryAfter("inf") == nil && RetryPolicy.parseRetryAfter("1e300") != .seconds(Int64.max))
         let policy = RetryPolicy(initial: .seconds(1), maximum: .seconds(60))
         for failures in 1...12 {
             let ceiling = min(60.0, pow(2, Double(failures - 1)))

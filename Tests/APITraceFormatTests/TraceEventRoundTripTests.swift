@@ -97,6 +97,7 @@ struct TraceTimestampTests {
     @Test("instants outside 1970-9999, impossible days and offsets beyond 23:59 are rejected", arguments: [
         "1969-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z", "1970-01-01T00:00:00+00:01", "2026-02-30T10:00:00Z",
         "2026-11-22T10:00:00+24:00", "2026-11-22T10:00:00-99:99", "2026-11-22T10:00:00+05:60",
+        "9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00+00:01",
     ])
     func rejectsInsaneInstants(text: String) {
         #expect(TraceTimestamp(rfc3339: text) == nil)

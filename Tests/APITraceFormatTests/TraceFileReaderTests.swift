@@ -88,6 +88,18 @@ struct TraceFileReaderTests {
         }
     }
 
+    @Test("reads of one byte at a time (a pipe, a network file system) still see a gzip file (fuzz finding F1)")
+    func oneByteReads() throws {
+        let dir = TemporaryDirectory()
+        let (path, events, _) = writtenFile(in: dir, count: 50)
+        var reader = TraceFileReader(path: path)
+        reader.readSize = 1
+        var read: [TraceEvent] = []
+        let result = reader.forEachEvent { read.append($0) }
+        #expect(result.warnings.isEmpty)
+        #expect(read == events)
+    }
+
     @Test("concatenated gzip members read as one file")
     func concatenatedMembers() throws {
         let dir = TemporaryDirectory()

@@ -52,14 +52,17 @@ struct TraceFileWriterTests {
         }
     }
 
-    @Test("files are created with mode 0600")
+    @Test("files are created with mode 0600 and left read-only (0400) by the owner alone once finished")
     func permissions() throws {
         let dir = TemporaryDirectory()
         let writer = TraceFileWriter(configuration: .init(directory: dir.path))
         writer.append(logEvent(0))
+        writer.flush()
+        let open = try FileManager.default.attributesOfItem(atPath: try #require(dir.traceFiles.first))
+        #expect((open[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         writer.close()
-        let attributes = try FileManager.default.attributesOfItem(atPath: try #require(dir.traceFiles.first))
-        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let finished = try FileManager.default.attributesOfItem(atPath: try #require(dir.traceFiles.first))
+        #expect((finished[.posixPermissions] as? NSNumber)?.intValue == 0o400)
     }
 
     @Test("flush makes everything appended so far readable before the file is finished")

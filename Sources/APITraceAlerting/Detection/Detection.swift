@@ -8,6 +8,8 @@ public struct Detection: Sendable, Equatable, Codable {
     public var firing: Bool
     /// Every window checked, firing ones first.
     public var checks: [WindowCheck]
+    /// New or regressed failures found (rules with `new_failures`).
+    public var newFailures: [NewFailure]?
 
     /// Creates a detection.
     public init(rule: String, at: Int64, firing: Bool, checks: [WindowCheck]) {

@@ -85,6 +85,9 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
         public var count: Int
     }
 
+    /// New or regressed failures, for `new_failures` rules: group, app versions, first seen, sessions, example.
+    public var newFailures: [NewFailure]?
+
     /// Builds the evidence of a detection.
     public init(rule: AlertRule, detection: Detection, tally: EvidenceTally, traceDirectory: String, limit: Int = 5) {
         let headline = detection.headline
@@ -114,6 +117,7 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
         let since = TraceTimestamp(millisecondsSince1970: detection.at - rule.evidenceWindow.milliseconds)
         reportCommand = "apitrace report --since \(since.rfc3339) \(Self.shellQuoted(traceDirectory))"
         evaluatedAt = TraceTimestamp(millisecondsSince1970: detection.at).rfc3339
+        newFailures = detection.newFailures.map { Array($0.prefix(limit)) }
     }
 
     private static func top(_ counts: [String: Int], _ limit: Int) -> [Count] {

@@ -58,6 +58,12 @@ public struct AlertNotification: Sendable, Equatable, Codable {
     /// The summary of a trigger, e.g.
     /// `api-errors: 23.4% of requests failing over 5m (burn rate 23.4x > 14.4x of SLO 99%), top route /apps/{id}`.
     public static func triggerSummary(_ e: AlertEvidence) -> String {
+        if let failures = e.newFailures, let first = failures.first {
+            var text = "\(e.rule): \(first.line)"
+            if let path = first.examplePath, !path.isEmpty { text += ", e.g. at \(path)" }
+            if failures.count > 1 { text += "; and \(failures.count - 1) more" }
+            return text
+        }
         var text = "\(e.rule): \(RuleDetector.percent(e.failureRatio)) of requests failing over \(e.window)"
         text += " (\(Int(e.failures))/\(Int(e.requests))"
         if let burn = e.burnRate, let threshold = e.burnRateThreshold, let slo = e.slo {

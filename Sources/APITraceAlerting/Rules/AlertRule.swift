@@ -22,6 +22,8 @@ public struct AlertRule: Sendable, Equatable {
     /// threshold, so a detection stops within minutes of recovery instead of when its long windows
     /// drain, and an incident resolves ``resolveAfter`` later; default 3 m.
     public var recentWindow: AlertDuration
+    /// Pages when a failure appears that the baseline has not seen, or regresses in a newer version.
+    public var newFailures: NewFailureDetection?
     /// For a latency rule: a request slower than this (milliseconds) is a bad event against ``slo``,
     /// whatever its status; `nil` for an error rule.
     public var latencyMs: Double?
@@ -46,12 +48,13 @@ public struct AlertRule: Sendable, Equatable {
     public init(
         name: String, scope: Scope = .init(), failure: FailureDefinition = .init(), slo: Double? = nil,
         burnRateWindows: [BurnRateWindow] = BurnRateWindow.defaults, spike: SpikeDetection? = nil,
-        recentWindow: AlertDuration = .minutes(3), latencyMs: Double? = nil,
+        recentWindow: AlertDuration = .minutes(3), latencyMs: Double? = nil, newFailures: NewFailureDetection? = nil,
         minRequests: Int = 20, confidence: Double? = 0.95, severity: Severity = .critical, notify: [String] = [],
         repeatInterval: AlertDuration = .hours(4), resolveAfter: AlertDuration = .minutes(10),
         evidenceWindow: AlertDuration? = nil, line: Int? = nil
     ) {
         self.recentWindow = recentWindow
+        self.newFailures = newFailures
         self.latencyMs = latencyMs
         self.name = name
         self.scope = scope
@@ -65,7 +68,7 @@ public struct AlertRule: Sendable, Equatable {
         self.notify = notify
         self.repeatInterval = repeatInterval
         self.resolveAfter = resolveAfter
-        self.evidenceWindow = evidenceWindow ?? (slo != nil ? burnRateWindows.map(\.long).min() : spike?.window) ?? .hours(1)
+        self.evidenceWindow = evidenceWindow ?? (slo != nil ? burnRateWindows.map(\.long).min() : spike?.window ?? newFailures?.window) ?? .hours(1)
         self.line = line
     }
 

@@ -40,7 +40,7 @@ extension AlertRules {
     private static func parseRule(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule {
         let f = try node.members(allowed: [
             "name", "scope", "failure", "slo", "burn_rate", "spike", "min_requests", "confidence", "severity",
-            "notify", "repeat_interval", "resolve_after", "evidence_window", "recent_window", "latency_ms",
+            "notify", "repeat_interval", "resolve_after", "evidence_window", "recent_window", "latency_ms", "new_failures",
         ])
         guard let nameNode = f["name"] else { throw node.error("a rule needs a `name`") }
         let name = try nameNode.string()
@@ -62,14 +62,15 @@ extension AlertRules {
         }
         if let n = f["spike"] { rule.spike = try parseSpike(n) }
         if let n = f["recent_window"] { rule.recentWindow = try n.duration() }
+        if let n = f["new_failures"] { rule.newFailures = try parseNewFailures(n) }
         if let n = f["latency_ms"] {
             let ms = try n.double()
             guard ms > 0, ms.isFinite else { throw n.error("must be a number of milliseconds above 0, e.g. 2000") }
             guard rule.slo != nil else { throw n.error("a latency rule needs an `slo`: the share of requests that must be faster, e.g. 0.95") }
             rule.latencyMs = ms
         }
-        guard rule.slo != nil || rule.spike != nil else {
-            throw node.error("rule \(name) detects nothing; give it an `slo` (burn-rate paging) or a `spike`")
+        guard rule.slo != nil || rule.spike != nil || rule.newFailures != nil else {
+            throw node.error("rule \(name) detects nothing; give it an `slo` (burn-rate paging), a `spike` or `new_failures`")
         }
         if let n = f["min_requests"] {
             rule.minRequests = try n.int()
@@ -99,10 +100,27 @@ extension AlertRules {
         if let n = f["repeat_interval"] { rule.repeatInterval = try n.duration() }
         if let n = f["resolve_after"] { rule.resolveAfter = try n.duration() }
         if let n = f["evidence_window"] { rule.evidenceWindow = try n.duration() } else {
-            rule.evidenceWindow = AlertRule(name: name, slo: rule.slo, burnRateWindows: rule.burnRateWindows, spike: rule.spike).evidenceWindow
+            rule.evidenceWindow = AlertRule(name: name, slo: rule.slo, burnRateWindows: rule.burnRateWindows, spike: rule.spike, newFailures: rule.newFailures).evidenceWindow
         }
         guard rule.recentWindow.milliseconds > 0 else { throw node.error("recent_window must be above 0") }
         return rule
+    }
+
+    private static func parseNewFailures(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule.NewFailureDetection {
+        var d = AlertRule.NewFailureDetection()
+        if node.node.scalar != nil, node.node.bool == true { return d }
+        let f = try node.members(allowed: ["baseline", "window", "min_count", "min_sessions", "min_session_share", "regressed_after"])
+        if let n = f["baseline"] { d.baseline = try n.duration() }
+        if let n = f["window"] { d.window = try n.duration() }
+        if let n = f["min_count"] { d.minCount = try n.int(); guard d.minCount >= 1 else { throw n.error("must be at least 1") } }
+        if let n = f["min_sessions"] { d.minSessions = try n.int(); guard d.minSessions >= 0 else { throw n.error("must be 0 or more") } }
+        if let n = f["min_session_share"] {
+            d.minSessionShare = try n.double()
+            guard d.minSessionShare >= 0, d.minSessionShare <= 1 else { throw n.error("must be between 0 and 1") }
+        }
+        if let n = f["regressed_after"] { d.regressedAfter = try n.duration() }
+        guard d.window.milliseconds > 0, d.baseline.milliseconds > 0 else { throw node.error("window and baseline must be above 0") }
+        return d
     }
 
     private static func parseScope(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule.Scope {

@@ -8,6 +8,18 @@ public final class CollectorMetrics: @unchecked Sendable {
     private var rejected: [UploadRejection.Reason: Int] = [:]
     private var receivedBytes = 0
     private var storedBytes = 0
+    private var salvaged = 0
+    private var salvageDroppedBytes = 0
+    private var busy: [BusyReason: Int] = [:]
+    private var timedOut: [UploadDeadlineHandler.TimedOutPhase: Int] = [:]
+    /// Set by the collector: uploads and body bytes in progress now and at their peak.
+    var inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) = { (0, 0, 0, 0) }
+
+    /// Why an upload was answered `503`.
+    enum BusyReason: String, CaseIterable {
+        case uploads
+        case bytes
+    }
 
     /// A snapshot of the counters.
     public struct Snapshot: Sendable, Equatable {
@@ -21,6 +33,18 @@ public final class CollectorMetrics: @unchecked Sendable {
         public var receivedBytes: Int
         /// Bytes of the files stored for the first time.
         public var storedBytes: Int
+        /// Bodies cut short (a killed app's file) whose complete lines were stored.
+        public var salvaged = 0
+        /// Decompressed bytes of incomplete last lines dropped from cut bodies.
+        public var salvageDroppedBytes = 0
+        /// Uploads answered `503` because the collector was full.
+        public var busy = 0
+        /// Connections closed for missing a deadline (slow head, stalled or slow body).
+        public var timedOut = 0
+        /// Most uploads in progress at once.
+        public var peakUploadsInFlight = 0
+        /// Most body bytes held by uploads in progress at once.
+        public var peakBytesInFlight = 0
     }
 
     /// Creates zeroed counters.
@@ -30,11 +54,18 @@ public final class CollectorMetrics: @unchecked Sendable {
     func recordDuplicate() { lock.withLock { duplicates += 1 } }
     func recordRejected(_ reason: UploadRejection.Reason) { lock.withLock { rejected[reason, default: 0] += 1 } }
     func recordReceived(bytes: Int) { lock.withLock { receivedBytes += bytes } }
+    func recordSalvaged(droppedBytes: Int) { lock.withLock { salvaged += 1; salvageDroppedBytes += droppedBytes } }
+    func recordBusy(_ reason: BusyReason) { lock.withLock { busy[reason, default: 0] += 1 } }
+    func recordTimedOut(_ phase: UploadDeadlineHandler.TimedOutPhase) { lock.withLock { timedOut[phase, default: 0] += 1 } }
 
     /// The counters now.
     public var snapshot: Snapshot {
-        lock.withLock {
-            Snapshot(accepted: accepted, duplicates: duplicates, rejected: rejected, receivedBytes: receivedBytes, storedBytes: storedBytes)
+        let usage = inFlight()
+        return lock.withLock {
+            Snapshot(
+                accepted: accepted, duplicates: duplicates, rejected: rejected, receivedBytes: receivedBytes, storedBytes: storedBytes,
+                salvaged: salvaged, salvageDroppedBytes: salvageDroppedBytes, busy: busy.values.reduce(0, +),
+                timedOut: timedOut.values.reduce(0, +), peakUploadsInFlight: usage.peakUploads, peakBytesInFlight: usage.peakBytes)
         }
     }
 
@@ -67,6 +98,38 @@ public final class CollectorMetrics: @unchecked Sendable {
         # TYPE apitrace_collector_stored_bytes counter
         # UNIT apitrace_collector_stored_bytes bytes
         apitrace_collector_stored_bytes_total \(s.storedBytes)
+        # HELP apitrace_collector_files_salvaged Bodies cut short (a killed app's file) stored with their complete lines.
+        # TYPE apitrace_collector_files_salvaged counter
+        apitrace_collector_files_salvaged_total \(s.salvaged)
+        # HELP apitrace_collector_salvage_dropped_bytes Decompressed bytes of incomplete last lines dropped from cut bodies.
+        # TYPE apitrace_collector_salvage_dropped_bytes counter
+        # UNIT apitrace_collector_salvage_dropped_bytes bytes
+        apitrace_collector_salvage_dropped_bytes_total \(s.salvageDroppedBytes)
+        # HELP apitrace_collector_uploads_busy Uploads answered 503 with Retry-After because the collector was full, by bound.
+        # TYPE apitrace_collector_uploads_busy counter
+
+        """
+        let (busy, timedOut) = lock.withLock { (self.busy, self.timedOut) }
+        for reason in BusyReason.allCases {
+            text += "apitrace_collector_uploads_busy_total{bound=\"\(reason.rawValue)\"} \(busy[reason] ?? 0)\n"
+        }
+        text += """
+        # HELP apitrace_collector_connections_timed_out Connections closed for missing a deadline, by phase (idle: no request came).
+        # TYPE apitrace_collector_connections_timed_out counter
+
+        """
+        for phase in UploadDeadlineHandler.TimedOutPhase.allCases {
+            text += "apitrace_collector_connections_timed_out_total{phase=\"\(phase.rawValue)\"} \(timedOut[phase] ?? 0)\n"
+        }
+        let usage = inFlight()
+        text += """
+        # HELP apitrace_collector_uploads_in_flight Uploads being read or stored now.
+        # TYPE apitrace_collector_uploads_in_flight gauge
+        apitrace_collector_uploads_in_flight \(usage.uploads)
+        # HELP apitrace_collector_in_flight_bytes Body bytes held by uploads in progress now.
+        # TYPE apitrace_collector_in_flight_bytes gauge
+        # UNIT apitrace_collector_in_flight_bytes bytes
+        apitrace_collector_in_flight_bytes \(usage.bytes)
         # EOF
 
         """

@@ -7,7 +7,9 @@ extension TraceCollector {
     /// Adds `POST <path>` (uploads), `GET /health` and `GET /metrics` to a Hummingbird router.
     ///
     /// The token is checked before the body is read, and a `Content-Length` over the limit is
-    /// refused with 413 before reading it too.
+    /// refused with 413 before reading it too. An upload that would pass the collector's bounds
+    /// (``Configuration/maxConcurrentUploads``, ``Configuration/maxBytesInFlight``) is answered
+    /// `503` with `Retry-After` and `Connection: close`, before or while its body is read.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>, path: String = "/v1/traces") {
         router.post(RouterPath(path)) { request, context in
             try await self.handleUpload(request, context: context)
@@ -31,24 +33,43 @@ extension TraceCollector {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             return respond(reply(UploadRejection(.bodyTooLarge, "the body is \(length) bytes, more than the collector's limit of \(limit)")), logger: context.logger)
         }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: limit)
-        } catch is NIOTooManyBytesError {
-            return respond(reply(UploadRejection(.bodyTooLarge, "the body is more than the collector's limit of \(limit) bytes")), logger: context.logger)
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        guard let ticket = admission.admit(initialBytes: declared ?? 0) else {
+            return busy(declared.map { _ in .bytes } ?? .uploads)
         }
-        let body = buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? []
+        defer { ticket.release() }
+        // Read by hand rather than with collect(upTo:), so the memory taken grows with the body and stays within the bounds.
+        var buffer = ByteBuffer()
+        if let declared { buffer.reserveCapacity(declared) }
+        for try await chunk in request.body {
+            let total = buffer.readableBytes + chunk.readableBytes
+            guard total <= limit else {
+                return respond(reply(UploadRejection(.bodyTooLarge, "the body is more than the collector's limit of \(limit) bytes")), logger: context.logger)
+            }
+            guard ticket.grow(to: total) else { return busy(.bytes) }
+            buffer.writeImmutableBuffer(chunk)
+        }
         let outcome = await receiveInBackground(
-            authorization: authorization, contentDigest: request.headers[.contentDigest], body: body)
+            authorization: authorization, contentDigest: request.headers[.contentDigest], body: buffer, ticket: ticket)
         return respond(outcome, logger: context.logger)
     }
 
-    private func respond(_ reply: Reply, logger: Logger) -> Response {
+    /// `503` with `Retry-After`: the collector is full; the uploader comes back later.
+    private func busy(_ bound: CollectorMetrics.BusyReason) -> Response {
+        respond(busyReply(bound), logger: nil)
+    }
+
+    private func respond(_ reply: Reply, logger: Logger?) -> Response {
         if let reason = reply.rejection {
-            logger.notice("upload refused", metadata: ["status": "\(reply.status)", "reason": "\(reason.rawValue)", "message": "\(reply.message)"])
+            logger?.notice("upload refused", metadata: ["status": "\(reply.status)", "reason": "\(reason.rawValue)", "message": "\(reply.message)"])
         }
         var response = Self.textResponse(reply.status, reply.message)
         if reply.status == 401 { response.headers[.wwwAuthenticate] = "Bearer" }
+        if let dropped = reply.droppedBytes { response.headers[.droppedBytes] = String(dropped) }
+        if reply.status == 503 {
+            response.headers[.retryAfter] = String(configuration.busyRetryAfterSeconds)
+            response.headers[.connection] = "close"
+        }
         return response
     }
 
@@ -62,4 +83,6 @@ extension TraceCollector {
 extension HTTPField.Name {
     /// RFC 9530 `Content-Digest`.
     static let contentDigest = HTTPField.Name("Content-Digest")!
+    /// Decompressed bytes of an incomplete last line dropped from a cut body.
+    static let droppedBytes = HTTPField.Name("X-APITrace-Dropped-Bytes")!
 }

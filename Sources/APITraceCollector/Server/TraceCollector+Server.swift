@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 
@@ -21,9 +22,30 @@ extension TraceCollector {
         addRoutes(to: router)
         let app = Application(
             router: router,
+            server: httpServer,
             configuration: .init(address: .hostname(host, port: port), serverName: "apitrace-collector"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger)
         try await app.runService()
+    }
+
+    /// The HTTP/1.1 server with the collector's deadlines for slow clients (see ``Configuration/headerTimeout``);
+    /// give it to Hummingbird's `Application(router:server:)` when serving ``addRoutes(to:path:)`` yourself.
+    public var httpServer: HTTPServerBuilder {
+        let configuration = configuration
+        let metrics = metrics
+        return .http1(configuration: .init(
+            additionalChannelHandlers: [
+                UploadDeadlineHandler(
+                    headerTimeout: Self.timeAmount(configuration.headerTimeout),
+                    bodyIdleTimeout: Self.timeAmount(configuration.bodyIdleTimeout),
+                    bodyTimeout: Self.timeAmount(configuration.bodyTimeout),
+                    onTimeout: { metrics.recordTimedOut($0) })
+            ]))
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

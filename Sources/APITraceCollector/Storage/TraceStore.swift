@@ -51,6 +51,11 @@ struct TraceStore: Sendable {
         return cleaned.isEmpty ? "unknown" : String(cleaned)
     }
 
+    /// True when a file is already stored under `relative`.
+    func contains(_ relative: String) -> Bool {
+        access(directory + "/" + relative, F_OK) == 0
+    }
+
     /// Stores `body` under `relative` (from ``relativePath(header:sha256Hex:)``).
     func store(_ body: UnsafeRawBufferPointer, relative: String) throws(UploadRejection) -> Outcome {
         let finalPath = directory + "/" + relative

@@ -14,7 +14,8 @@ public struct UploadRejection: Error, Sendable, Equatable, CustomStringConvertib
         case emptyBody = "empty_body"
         /// The body is not gzip, or its gzip data is corrupt (400).
         case notGzip = "not_gzip"
-        /// The gzip stream stops before its end (400).
+        /// The gzip stream stops before the end of its header line, so nothing can be kept (400).
+        /// A body cut later (a killed app's file) is accepted: its complete lines are stored.
         case truncated
         /// The first line is not an apitrace header (400).
         case invalidHeader = "invalid_header"

@@ -1,10 +1,12 @@
 import APITraceFormat
 
-/// Checks that a request body is a complete apitrace gzip file and reads its header.
+/// Checks that a request body is an apitrace gzip file, complete or cut at its end, and reads its header.
 ///
 /// The whole body is inflated (which also checks every member's CRC), counting the
 /// decompressed bytes so a small body that expands to gigabytes is refused as soon as it
 /// passes the limit, without ever holding the expanded data: only the first line is kept.
+/// A body whose gzip data stops early (the file of a killed app, cut at a flush point) passes
+/// with ``Validated/cutAt`` set, as long as its header line is complete.
 struct UploadValidator: Sendable {
     /// Largest decompressed size accepted.
     var maxDecompressedBytes: Int
@@ -13,8 +15,16 @@ struct UploadValidator: Sendable {
 
     private struct TooLarge: Error {}
 
-    /// Returns the file's header, or throws ``UploadRejection``.
-    func validate(_ body: UnsafeRawBufferPointer) throws(UploadRejection) -> TraceFileHeader {
+    /// A body that passed.
+    struct Validated {
+        /// The file's header.
+        var header: TraceFileHeader
+        /// Where the gzip data stops, when the body is cut before its end.
+        var cutAt: Int?
+    }
+
+    /// Returns the file's header and whether it is cut, or throws ``UploadRejection``.
+    func validate(_ body: UnsafeRawBufferPointer) throws(UploadRejection) -> Validated {
         guard body.count > 0 else { throw UploadRejection(.emptyBody, "the body is empty; send the bytes of a finished .jsonl.gz trace file") }
         guard body.count >= 2, body[0] == 0x1F, body[1] == 0x8B else {
             throw UploadRejection(.notGzip, "the body is not gzip data (it does not start with 1f 8b); send the .jsonl.gz file as is")
@@ -24,6 +34,7 @@ struct UploadValidator: Sendable {
         var total = 0
         let limit = maxDecompressedBytes
         let headerLimit = maxHeaderBytes
+        var cutAt: Int?
         do {
             let inflater = try GzipInflater()
             try inflater.inflate(body) { chunk in
@@ -38,18 +49,21 @@ struct UploadValidator: Sendable {
                     }
                 }
             }
-            try inflater.finish()
+            do { try inflater.finish() } catch { cutAt = error.offset }
         } catch is TooLarge {
             throw UploadRejection(.decompressedTooLarge, "the body decompresses to more than \(limit) bytes, the collector's limit")
         } catch let error as GzipError {
             switch error.kind {
             case .truncated:
-                throw UploadRejection(.truncated, "the gzip data is truncated at byte \(error.offset) of \(body.count); send only finished files")
+                throw UploadRejection(.truncated, "the gzip data is truncated at byte \(error.offset) of \(body.count)")
             case .corrupt, .initialization:
                 throw UploadRejection(.notGzip, "the gzip data is corrupt: \(error)")
             }
         } catch {
             throw UploadRejection(.notGzip, "the gzip data could not be read: \(error)")
+        }
+        if let cutAt, !lineComplete {
+            throw UploadRejection(.truncated, "the gzip data is truncated at byte \(cutAt) of \(body.count), before the end of the header line: nothing to keep")
         }
         guard !firstLine.isEmpty else { throw UploadRejection(.invalidHeader, "the file is empty: no header line") }
         if !lineComplete && firstLine.count >= headerLimit {
@@ -70,6 +84,6 @@ struct UploadValidator: Sendable {
         guard header.version <= TraceFileHeader.currentVersion else {
             throw UploadRejection(.newerVersion, "the file is format version \(header.version), newer than this collector reads (\(TraceFileHeader.currentVersion)); upgrade the collector")
         }
-        return header
+        return Validated(header: header, cutAt: cutAt)
     }
 }

@@ -172,7 +172,8 @@ extension TraceTimestamp {
         guard i == n else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
-        guard seconds >= 0 else { return nil }
+        // Checked on the instant, after the offset: 9999-12-31T23:59:59-23:59 is in year 10000.
+        guard seconds >= 0, seconds < 253_402_300_800 else { return nil }
         return TraceTimestamp(millisecondsSince1970: seconds * 1000 + Int64(millis))
     }
 

@@ -140,7 +140,7 @@ public struct TraceFileReader: Sendable {
             return result
         }
         defer { close(fd) }
-        var input = [UInt8](repeating: 0, count: readSize)
+        var input = [UInt8](repeating: 0, count: max(2, readSize))
         var splitter = LineSplitter(limit: maximumLineLength)
         var inflater: GzipInflater?
         var sawFirstBlock = false
@@ -161,7 +161,14 @@ public struct TraceFileReader: Sendable {
             } }
         }
         while !stopped {
-            let n = input.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            var n = input.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            // The gzip magic is two bytes: a first read of one (a pipe, a network file system) reads on.
+            while !sawFirstBlock, n == 1 {
+                let more = input.withUnsafeMutableBytes { read(fd, $0.baseAddress! + 1, $0.count - 1) }
+                if more < 0, errno == EINTR { continue }
+                if more <= 0 { break }
+                n += more
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 result.problem = .init(path: path, kind: .unreadable(String(cString: strerror(errno))), eventsKept: 0)

@@ -11,7 +11,8 @@ extension TraceFileWriter {
         public var app: String?
         /// Application version for the header.
         public var appVersion: String?
-        /// Host or device name for the header. Default: the host name.
+        /// Host or device name for the header. Default: none, since a device's name ("Anna's iPhone")
+        /// is personal data that would travel to the collector; servers pass theirs explicitly.
         public var host: String?
         /// Events held in memory waiting for the writer; past it, events are dropped and counted. Default 10,000.
         public var bufferCapacity: Int
@@ -37,7 +38,7 @@ extension TraceFileWriter {
             producer: String = Configuration.randomProducerID(),
             app: String? = nil,
             appVersion: String? = nil,
-            host: String? = ProcessInfo.processInfo.hostName,
+            host: String? = nil,
             bufferCapacity: Int = 10_000,
             flushInterval: Duration = .seconds(1),
             maxFileBytes: Int = 4 << 20,
@@ -91,5 +92,7 @@ extension TraceFileWriter {
         public var eventsDeleted = 0
         /// Files started.
         public var filesStarted = 0
+        /// Files a killed run left cut, finished at start (their complete lines kept).
+        public var filesFinishedAfterKill = 0
     }
 }

@@ -7,6 +7,12 @@ import Foundation
 /// flushed with `Z_SYNC_FLUSH`, so a process killed at any moment leaves a file that `gzip -dc`
 /// and ``TraceFileReader`` read up to the last flush.
 ///
+/// A file being written is writable and held with an exclusive `flock`; a finished file is
+/// read-only. When a writer starts, it finishes the files a killed run left in its folder
+/// (writable, held by nobody): their complete lines become a complete gzip file, so nothing a
+/// killed app flushed is lost. A file's header `started` (and the time in its name) is never
+/// later than its first event.
+///
 /// ```swift
 /// let writer = TraceFileWriter(configuration: .init(directory: "traces", app: "Otec"))
 /// writer.append(TraceEvent(.log(.init(level: "info", message: "started"))))
@@ -81,7 +87,13 @@ public final class TraceFileWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Writes everything queued so far and flushes it to disk, waiting until it is done.
+    /// Writes everything queued so far, ends it with a sync flush and `fsync`s the file, waiting until it is done.
+    ///
+    /// When it returns, every event appended before the call is on disk: it survives the process
+    /// being killed and the device losing power. The `fsync` runs on the writer's thread; the
+    /// caller only waits. The periodic flush every ``Configuration/flushInterval`` does not
+    /// `fsync`: what it wrote survives the process being killed (it is in the kernel's cache),
+    /// not a power loss or kernel crash that comes before the kernel writes it back.
     public func flush() {
         condition.lock()
         flushRequested += 1
@@ -116,6 +128,7 @@ public final class TraceFileWriter: @unchecked Sendable {
     // MARK: - Writer thread
 
     private func run() {
+        finishLeftovers()
         let clock = ContinuousClock()
         var nextFlush = clock.now.advanced(by: configuration.flushInterval)
         var dirty = false
@@ -130,10 +143,13 @@ public final class TraceFileWriter: @unchecked Sendable {
             let dropped = droppedBufferFull
             droppedBufferFull = 0
             let ticket = flushRequested
+            let wantsDisk = flushRequested > flushCompleted
             let finishing = closing
             condition.unlock()
 
             if dropped > 0 { unreportedDrops["buffer_full", default: 0] += dropped }
+            // A file past its age takes no new events: they start the next file.
+            if let file, !spare.isEmpty, clock.now - file.opened >= configuration.maxFileAge { finishFile() }
             if !spare.isEmpty || !unreportedDrops.isEmpty {
                 write(spare)
                 dirty = true
@@ -141,10 +157,11 @@ public final class TraceFileWriter: @unchecked Sendable {
             spare.removeAll(keepingCapacity: true)
 
             let due = clock.now >= nextFlush
-            if dirty && (due || ticket > 0 || finishing) {
+            if dirty && (due || wantsDisk || finishing) {
                 syncFlush()
                 dirty = false
             }
+            if wantsDisk, let file { _ = fsync(file.fd) }
             if due { nextFlush = clock.now.advanced(by: configuration.flushInterval) }
             if let file, clock.now - file.opened >= configuration.maxFileAge || file.deflater.totalOut >= configuration.maxFileBytes {
                 finishFile()
@@ -168,7 +185,8 @@ public final class TraceFileWriter: @unchecked Sendable {
 
     /// Encodes and compresses a batch into the current file, opening one when needed.
     private func write(_ events: [TraceEvent]) {
-        if file == nil { openFile() }
+        // The header's `started` is no later than the first event, which was timestamped before it reached this thread.
+        if file == nil { openFile(firstEvent: events.lazy.map(\.timestamp).min()) }
         guard file != nil else {
             record(failedEvents: events.count)
             return
@@ -255,7 +273,7 @@ public final class TraceFileWriter: @unchecked Sendable {
         failing = true
     }
 
-    private func openFile() {
+    private func openFile(firstEvent: TraceTimestamp?) {
         let dir = configuration.directory
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
             // The parent may be missing too.
@@ -263,7 +281,8 @@ public final class TraceFileWriter: @unchecked Sendable {
         }
         for _ in 0..<100 {
             sequence += 1
-            let started = TraceTimestamp.now()
+            let now = TraceTimestamp.now()
+            let started = firstEvent.map { min($0, now) } ?? now
             let name = TraceFileName(started: started, producer: configuration.producer, sequence: sequence)
             let path = (dir.hasSuffix("/") ? dir : dir + "/") + name.fileName
             // Named active before it exists, so an uploader never takes the new file for a finished one.
@@ -275,6 +294,8 @@ public final class TraceFileWriter: @unchecked Sendable {
                 fail("cannot create a trace file in \(dir): \(String(cString: strerror(errno)))")
                 return
             }
+            // Held while the file is written: whoever finds the file unlocked and writable knows its writer died.
+            _ = flock(fd, LOCK_EX)
             guard let deflater = try? GzipDeflater(level: configuration.compressionLevel) else {
                 Foundation.close(fd)
                 unlink(path)
@@ -308,6 +329,9 @@ public final class TraceFileWriter: @unchecked Sendable {
         guard file != nil else { return }
         syncFlush(finish: true)
         if let still = file {
+            // Read-only marks it finished; the fsync makes the trailer as durable as the name.
+            _ = fchmod(still.fd, 0o400)
+            _ = fsync(still.fd)
             Foundation.close(still.fd)
             file = nil
         }
@@ -349,5 +373,32 @@ public final class TraceFileWriter: @unchecked Sendable {
         stats.filesDeleted += deletedFiles
         stats.eventsDeleted += deletedEvents
         condition.unlock()
+    }
+
+    /// Finishes the files a killed run left in the folder (see ``finishLeftover(path:compressionLevel:)``).
+    private func finishLeftovers() {
+        let dir = configuration.directory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
+        let prefix = dir.hasSuffix("/") ? dir : dir + "/"
+        for name in names.sorted() where !name.hasPrefix(".") && name.hasSuffix(".jsonl.gz") {
+            switch Self.finishLeftover(path: prefix + name, compressionLevel: configuration.compressionLevel) {
+            case .salvaged(let salvage):
+                condition.lock(); stats.filesFinishedAfterKill += 1; condition.unlock()
+                configuration.diagnostics(
+                    "finished \(name), left by a killed run: kept \(salvage.keptLines) lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line")
+            case .deleted:
+                configuration.diagnostics("deleted \(name), left by a killed run before its header was complete")
+            case .failed(let reason):
+                configuration.diagnostics(reason)
+            case .finished, .complete, .locked:
+                break
+            }
+        }
+        // Temporary files of a finishing interrupted by another kill.
+        for name in names where name.hasPrefix(Self.salvagePrefix) {
+            if let status = FileStatus(path: prefix + name), status.modifiedSeconds < Date().timeIntervalSince1970 - 600 {
+                unlink(prefix + name)
+            }
+        }
     }
 }

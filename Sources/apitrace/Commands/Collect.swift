@@ -33,12 +33,36 @@ extension APITrace {
         @Option(help: "Largest decompressed size accepted, in bytes (stops gzip bombs).")
         var maxDecompressedBytes = 1 << 30
 
+        @Option(help: "Most uploads in progress at once; more get 503 with Retry-After.")
+        var maxConcurrentUploads = 64
+
+        @Option(help: "Most body bytes all uploads in progress may hold; more get 503 with Retry-After. At least --max-body-bytes.")
+        var maxBytesInFlight = 256 << 20
+
+        @Option(help: "Retry-After sent with a 503, in seconds.")
+        var busyRetryAfter = 5
+
+        @Option(help: "Seconds a client has to send a whole request head; slower connections are closed.")
+        var headerTimeout = 10
+
+        @Option(help: "Seconds a body may bring no byte before the connection is closed.")
+        var bodyIdleTimeout = 15
+
+        @Option(help: "Seconds a whole body may take to arrive.")
+        var bodyTimeout = 300
+
         func validate() throws {
             if tokenFile == nil && tokenEnv == nil {
                 throw ValidationError("Give the accepted token with --token-file FILE or --token-env NAME.")
             }
             if parsedListen == nil { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:9090.") }
-            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 { throw ValidationError("The limits must be positive.") }
+            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || busyRetryAfter < 0
+                || headerTimeout <= 0 || bodyIdleTimeout <= 0 || bodyTimeout <= 0 {
+                throw ValidationError("The limits and timeouts must be positive.")
+            }
+            if maxBytesInFlight < maxBodyBytes {
+                throw ValidationError("--max-bytes-in-flight (\(maxBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes)), or no large file could ever be stored.")
+            }
         }
 
         private var parsedListen: (host: String, port: Int)? {
@@ -73,7 +97,10 @@ extension APITrace {
             do {
                 collector = try TraceCollector(configuration: .init(
                     directory: dir, tokens: try tokens(), maxBodyBytes: maxBodyBytes,
-                    maxDecompressedBytes: maxDecompressedBytes))
+                    maxDecompressedBytes: maxDecompressedBytes, maxConcurrentUploads: maxConcurrentUploads,
+                    maxBytesInFlight: maxBytesInFlight, busyRetryAfterSeconds: busyRetryAfter,
+                    headerTimeout: .seconds(headerTimeout), bodyIdleTimeout: .seconds(bodyIdleTimeout),
+                    bodyTimeout: .seconds(bodyTimeout)))
             } catch let error as CollectorSetupError {
                 FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
                 throw ExitCode(2)

@@ -33,7 +33,7 @@ final class RunningCollector: Sendable {
         var logger = Logger(label: "test-collector")
         logger.logLevel = .critical
         let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            router: router, server: collector.httpServer, configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? -1) },
             logger: logger)
         let task = Task {

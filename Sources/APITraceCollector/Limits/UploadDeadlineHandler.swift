@@ -1,0 +1,156 @@
+import NIOCore
+import NIOHTTPTypes
+
+/// Closes a connection whose client is too slow: a request head not complete within
+/// ``TraceCollector/Configuration/headerTimeout`` (from the connection's start or the end of the
+/// previous response), a body that makes no progress for ``TraceCollector/Configuration/bodyIdleTimeout``,
+/// or a body not complete within ``TraceCollector/Configuration/bodyTimeout``.
+///
+/// Deadlines rather than idle timers for the head and the whole body: a client dribbling one
+/// byte a second never lets an idle timer fire, but it cannot stretch a deadline.
+final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What the connection is waiting for.
+    private enum Phase {
+        /// The next request head, due by `deadline`.
+        case head(deadline: NIODeadline)
+        /// The rest of a body: progress due by `lastProgress + bodyIdle`, all of it by `deadline`.
+        case body(lastProgress: NIODeadline, deadline: NIODeadline)
+        /// The collector's response: its own time is not the client's fault.
+        case responding
+    }
+
+    private let headerTimeout: TimeAmount
+    private let bodyIdleTimeout: TimeAmount
+    private let bodyTimeout: TimeAmount
+    private let onTimeout: @Sendable (TimedOutPhase) -> Void
+    private var phase: Phase = .responding
+    private var timer: Scheduled<Void>?
+    /// The collector answered the current request (it may answer before the body ends: 401, 413, 503).
+    private var answered = false
+    /// A byte of the next request came since the connection opened or the last answer: a head
+    /// deadline missed with none is an idle kept-alive connection, not a slow client.
+    private var bytesSinceAnswer = false
+
+    /// Which deadline a closed connection missed, for the metrics.
+    enum TimedOutPhase: String, Sendable, CaseIterable {
+        /// No byte of a request came (a kept-alive connection left unused, or one opened and never used).
+        case idle
+        /// A request head was started but not completed in time (a slow or malicious client).
+        case header
+        case bodyIdle = "body_idle"
+        case body
+    }
+
+    init(headerTimeout: TimeAmount, bodyIdleTimeout: TimeAmount, bodyTimeout: TimeAmount, onTimeout: @escaping @Sendable (TimedOutPhase) -> Void) {
+        self.headerTimeout = headerTimeout
+        self.bodyIdleTimeout = bodyIdleTimeout
+        self.bodyTimeout = bodyTimeout
+        self.onTimeout = onTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // Bytes are seen before the HTTP decoder, which passes nothing on until a head is complete.
+        try? context.pipeline.syncOperations.addHandler(ByteArrivalMarker { [weak self] in self?.bytesSinceAnswer = true }, position: .first)
+        if context.channel.isActive { waitForHead(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if case .responding = phase, timer == nil { waitForHead(context) }
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            answered = false
+            let now = NIODeadline.now()
+            phase = .body(lastProgress: now, deadline: now + bodyTimeout)
+            schedule(context)
+        case .body:
+            if case .body(_, let deadline) = phase { phase = .body(lastProgress: .now(), deadline: deadline) }
+        case .end:
+            phase = .responding
+            timer?.cancel()
+            timer = nil
+            if answered { waitForHead(context) }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            answered = true
+            // After an early answer the client may still be sending its body: its deadlines still run.
+            if case .responding = phase { waitForHead(context) }
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func waitForHead(_ context: ChannelHandlerContext) {
+        bytesSinceAnswer = false
+        phase = .head(deadline: .now() + headerTimeout)
+        schedule(context)
+    }
+
+    /// Arms one timer for the nearest deadline of the current phase.
+    private func schedule(_ context: ChannelHandlerContext) {
+        timer?.cancel()
+        let due: NIODeadline
+        switch phase {
+        case .head(let deadline): due = deadline
+        case .body(let lastProgress, let deadline): due = min(lastProgress + bodyIdleTimeout, deadline)
+        case .responding: timer = nil; return
+        }
+        let loop = context.eventLoop.assumeIsolatedUnsafeUnchecked()
+        timer = loop.scheduleTask(deadline: due) { [self] in
+            timer = nil
+            let now = NIODeadline.now()
+            switch phase {
+            case .head(let deadline) where now >= deadline:
+                close(context, bytesSinceAnswer ? .header : .idle)
+            case .body(_, let deadline) where now >= deadline:
+                close(context, .body)
+            case .body(let lastProgress, _) where now >= lastProgress + bodyIdleTimeout:
+                close(context, .bodyIdle)
+            case .head, .body:
+                schedule(context)
+            case .responding:
+                break
+            }
+        }
+    }
+
+    private func close(_ context: ChannelHandlerContext, _ missed: TimedOutPhase) {
+        onTimeout(missed)
+        context.close(promise: nil)
+    }
+}
+
+/// Tells the deadline handler that bytes arrived, from the front of the pipeline.
+private final class ByteArrivalMarker: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    private let onBytes: () -> Void
+
+    init(_ onBytes: @escaping () -> Void) { self.onBytes = onBytes }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        onBytes()
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+extension TraceFileWriter {
+    /// What finishing a cut trace file kept and dropped.
+    package struct Salvage: Sendable, Equatable {
+        /// A complete gzip file holding every complete line of the input, or `nil` when the input was already complete.
+        package var finished: [UInt8]?
+        /// Complete lines kept (the header included).
+        package var keptLines: Int
+        /// Decompressed bytes of an incomplete last line, dropped.
+        package var droppedBytes: Int
+        /// Offset in the compressed input where its gzip data stops, when it was cut.
+        package var cutAt: Int?
+
+        /// True when the input was not a complete gzip file and `finished` replaces it.
+        package var wasCut: Bool { finished != nil }
+    }
+
+    /// Why a cut file cannot be finished: it is not gzip, or damaged before its end (not merely cut).
+    package struct SalvageError: Error, Sendable, Equatable {
+        /// The zlib error met.
+        package var gzip: GzipError
+    }
+
+    /// Turns the readable prefix of a trace file cut at a flush point (what SIGKILL, a crash or a
+    /// jetsam kill leaves) into a complete gzip file of its complete lines.
+    ///
+    /// A complete input gives `finished == nil`: nothing to do. A cut input gives the complete
+    /// lines before the cut, recompressed and ended with a gzip trailer, so every gzip reader
+    /// (`gzip -dc`, DuckDB, ClickHouse) reads it. Damage before the end (corrupt data, not a cut)
+    /// throws: that is not a file of a killed writer, and guessing would invent data.
+    package static func salvage(_ input: UnsafeRawBufferPointer, compressionLevel: Int32 = 5) throws(SalvageError) -> Salvage {
+        var lines = 0
+        var carry: [UInt8] = []
+        var plain: [UInt8] = []
+        var output: [UInt8] = []
+        let deflater: GzipDeflater
+        let inflater: GzipInflater
+        do {
+            deflater = try GzipDeflater(level: compressionLevel)
+            inflater = try GzipInflater()
+        } catch {
+            throw SalvageError(gzip: error)
+        }
+        // Complete lines go on to the deflater as they come; an incomplete tail waits in `carry`.
+        func take(_ chunk: UnsafeRawBufferPointer) {
+            guard let last = chunk.lastIndex(of: 0x0A) else {
+                carry.append(contentsOf: chunk)
+                return
+            }
+            plain.removeAll(keepingCapacity: true)
+            plain.append(contentsOf: carry)
+            plain.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[...last]))
+            carry.removeAll(keepingCapacity: true)
+            carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[(last + 1)...]))
+            lines += plain.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            plain.withUnsafeBytes { deflater.compress($0, flush: .none, into: &output) }
+        }
+        do {
+            try inflater.inflate(input, into: take)
+        } catch let error as GzipError {
+            throw SalvageError(gzip: error)
+        } catch {
+            throw SalvageError(gzip: GzipError(kind: .corrupt, offset: inflater.compressedOffset))
+        }
+        do throws(GzipError) {
+            try inflater.finish()
+            return Salvage(finished: nil, keptLines: lines + (carry.isEmpty ? 0 : 1), droppedBytes: 0, cutAt: nil)
+        } catch {
+            guard input.count > 0 else { throw SalvageError(gzip: error) }
+            deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish, into: &output)
+            return Salvage(finished: output, keptLines: lines, droppedBytes: carry.count, cutAt: error.offset)
+        }
+    }
+
+    /// What ``finishLeftover(path:compressionLevel:)`` found.
+    package enum Leftover: Sendable, Equatable {
+        /// The file is finished (read-only): nothing to do.
+        case finished
+        /// A writer holds the file's lock: it is being written, leave it alone.
+        case locked
+        /// The file was complete but still writable (an older writer, another producer); it is now read-only.
+        case complete
+        /// The file was cut; its complete lines replaced it, as a complete, read-only file.
+        case salvaged(Salvage)
+        /// The file was cut before its header was complete, so nothing could be kept; it was deleted.
+        case deleted
+        /// The file cannot be read or finished; the reason says why. It is left as it is.
+        case failed(String)
+    }
+
+    /// Finishes a trace file that no writer holds any more: the file of a killed app.
+    ///
+    /// The writer keeps an exclusive `flock` on the file it writes and makes every file read-only
+    /// when it finishes it, so a writable file that nobody holds was cut: SIGKILL, a crash or a
+    /// jetsam kill stopped its writer. Its complete lines replace it (through a temporary file and
+    /// `rename`), read-only. The writer calls this at start for the files a previous run left; the
+    /// uploader calls it before reading a writable file, under the same lock, so one of them
+    /// finishes the file once and no cut copy is ever sent beside the finished one.
+    package static func finishLeftover(path: String, compressionLevel: Int32 = 5) -> Leftover {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .failed("cannot read \(path): \(String(cString: strerror(errno)))") }
+        if info.st_mode & 0o222 == 0 { return .finished }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failed("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { Foundation.close(fd) }
+        // The live writer holds an exclusive lock on its file for as long as it writes it.
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return .locked }
+        defer { flock(fd, LOCK_UN) }
+        // Finished meanwhile by someone who held the lock before us.
+        guard fstat(fd, &info) == 0, info.st_mode & 0o222 != 0, stat(path, &info) == 0, info.st_mode & 0o222 != 0 else {
+            return .finished
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            offset += n
+        }
+        bytes.removeSubrange(offset...)
+        let salvage: Salvage
+        do {
+            salvage = try bytes.withUnsafeBytes { try Self.salvage($0, compressionLevel: compressionLevel) }
+        } catch let error as SalvageError {
+            return .failed("\(path) is damaged, not merely cut: \(error.gzip)")
+        } catch {
+            return .failed("\(path) cannot be read: \(error)")
+        }
+        guard let finished = salvage.finished else {
+            chmod(path, 0o400)
+            return .complete
+        }
+        if salvage.keptLines == 0 {
+            unlink(path)
+            return .deleted
+        }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let temporary = folder + "/" + salvagePrefix + UUID().uuidString
+        let out = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o400)
+        guard out >= 0 else { return .failed("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < finished.count {
+            let n = finished.withUnsafeBytes { write(out, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            written += n
+        }
+        let synced = written == finished.count && fsync(out) == 0
+        Foundation.close(out)
+        guard synced, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            return .failed("cannot finish \(path): \(reason)")
+        }
+        return .salvaged(salvage)
+    }
+
+    /// Prefix of the temporary files ``finishLeftover(path:compressionLevel:)`` writes.
+    package static let salvagePrefix = ".salvage-"
+}

@@ -1,0 +1,182 @@
+import APITraceTestSupport
+import APITraceCollector
+import APITraceFormat
+import Foundation
+import Testing
+
+/// The collector against slow and many clients: raw sockets that dribble a header or a body, and
+/// 200 uploads at once against small bounds.
+@Suite("Collector limits")
+struct CollectorLimitsTests {
+    static let token = "secret-token"
+
+    /// Each deadline test makes the other deadlines long, so that on a loaded machine only the one under test can fire.
+    static func start(
+        _ dir: TemporaryDirectory, maxUploads: Int = 64, maxBytes: Int = 256 << 20, maxBody: Int = 1 << 20,
+        headerTimeout: Duration = .seconds(1), bodyIdleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60)
+    ) async throws -> RunningCollector {
+        try await RunningCollector.start(try TraceCollector(configuration: .init(
+            directory: dir.path, tokens: [token], maxBodyBytes: maxBody, maxConcurrentUploads: maxUploads, maxBytesInFlight: maxBytes,
+            busyRetryAfterSeconds: 1, headerTimeout: headerTimeout, bodyIdleTimeout: bodyIdleTimeout, bodyTimeout: bodyTimeout)))
+    }
+
+    /// Runs blocking socket work on a thread of its own, not on the cooperative pool the server needs.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    @Test("a connection that sends half a header line is closed at the header deadline")
+    func halfHeaderLine() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir)
+        defer { Task { await server.stop() } }
+        let closed = try await Self.offPool {
+            let connection = try RawConnection(port: server.port)
+            connection.send("POST /v1/tra")
+            return connection.readUntilClosed(seconds: 20).closed
+        }
+        #expect(closed)
+        #expect(server.collector.metrics.snapshot.timedOut == 1)
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"header\"} 1\n"), "\(metrics.text)")
+    }
+
+    @Test("a connection that never sends a byte, or is left idle after an upload, is closed and counted as idle")
+    func idleConnections() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir)
+        defer { Task { await server.stop() } }
+        let body = TraceFiles.make(producer: "idle", events: TraceFiles.requests(10, seed: 1))
+        let (silentClosed, keptAliveClosed, answer) = try await Self.offPool { () -> (Bool, Bool, String) in
+            let silent = try RawConnection(port: server.port)
+            let used = try RawConnection(port: server.port)
+            used.send("POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.token)\r\nContent-Length: \(body.count)\r\n\r\n")
+            used.send(body)
+            let usedResult = used.readUntilClosed(seconds: 20)
+            return (silent.readUntilClosed(seconds: 20).closed, usedResult.closed, String(decoding: usedResult.bytes, as: UTF8.self))
+        }
+        #expect(silentClosed && keptAliveClosed)
+        #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer)")
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"idle\"} 2\n"), "\(metrics.text)")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"header\"} 0\n"))
+    }
+
+    @Test("a header dribbled a byte every 100 ms is closed at the deadline, though bytes keep coming")
+    func dribbledHeader() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir)
+        defer { Task { await server.stop() } }
+        let (closed, sent) = try await Self.offPool { () -> (Bool, Int) in
+            let connection = try RawConnection(port: server.port)
+            let head = Array("POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.token)\r\nX-Padding: \(String(repeating: "a", count: 400))\r\n".utf8)
+            var sent = 0
+            for byte in head {
+                guard connection.send([byte]) else { return (true, sent) }
+                sent += 1
+                usleep(100_000)
+                if connection.isClosedByServer { return (true, sent) }
+            }
+            return (false, sent)
+        }
+        #expect(closed, "the server read the whole dribbled header (\(sent) bytes) without closing")
+        #expect(sent < 200)
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"header\"} 1\n"), "\(metrics.text)")
+    }
+
+    @Test("a body that stalls after one byte is cut off; nothing is stored and its memory is given back")
+    func stalledBody() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir, headerTimeout: .seconds(30), bodyIdleTimeout: .seconds(1))
+        defer { Task { await server.stop() } }
+        let closed = try await Self.offPool {
+            let connection = try RawConnection(port: server.port)
+            connection.send("POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.token)\r\nContent-Length: 5000\r\n\r\n")
+            connection.send([0x1F])
+            return connection.readUntilClosed(seconds: 20).closed
+        }
+        #expect(closed)
+        try await waitUntil("the upload to be given up") { server.collector.metrics.openMetricsText.contains("apitrace_collector_uploads_in_flight 0\n") }
+        #expect(TraceFiles.allFiles(under: dir.path).isEmpty)
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"body_idle\"} 1\n"), "\(metrics.text)")
+        #expect(metrics.text.contains("apitrace_collector_in_flight_bytes 0\n"))
+    }
+
+    @Test("a body dribbled a byte every 200 ms (never idle for 30 s) is cut off at the 3 s body deadline")
+    func dribbledBody() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir, headerTimeout: .seconds(30), bodyTimeout: .seconds(3))
+        defer { Task { await server.stop() } }
+        let (closed, sent) = try await Self.offPool { () -> (Bool, Int) in
+            let connection = try RawConnection(port: server.port)
+            connection.send("POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.token)\r\nContent-Length: 500\r\n\r\n")
+            for sent in 0..<500 {
+                guard connection.send([0x1F]) else { return (true, sent) }
+                usleep(200_000)
+                if connection.isClosedByServer { return (true, sent + 1) }
+            }
+            return (false, 500)
+        }
+        #expect(closed)
+        // 3 s at 5 bytes a second: about 15 bytes, far from the 500 announced.
+        #expect(sent < 100)
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_connections_timed_out_total{phase=\"body\"} 1\n"), "\(metrics.text)")
+    }
+
+    @Test("finishing a cut body counts its second copy against the byte bound: with room for one body only, a cut body is answered 503")
+    func cutBodyNeedsRoomForItsCopy() async throws {
+        let dir = TemporaryDirectory()
+        let whole = TraceFiles.make(producer: "room", events: TraceFiles.requests(3000, seed: 5))
+        let cut = Array(whole.dropLast(100))
+        let server = try await Self.start(dir, maxBytes: whole.count + 10, maxBody: whole.count + 10)
+        defer { Task { await server.stop() } }
+        let refused = try await HTTPClient.upload(server.uploadURL, cut)
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "1", "\(refused.status) \(refused.text)")
+        #expect(TraceFiles.allFiles(under: dir.path).isEmpty)
+        let stored = try await HTTPClient.upload(server.uploadURL, whole)
+        #expect(stored.status == 201)
+        #expect(server.collector.metrics.snapshot.peakBytesInFlight <= whole.count + 10)
+    }
+
+    @Test("200 concurrent uploads against bounds of 8 uploads and 6 bodies' bytes: 503 with Retry-After beyond them, every file stored once, the bounds held")
+    func twoHundredConcurrentUploads() async throws {
+        let dir = TemporaryDirectory()
+        let bodies = (0..<200).map { TraceFiles.make(producer: "fleet\($0)", events: TraceFiles.requests(300, seed: $0)) }
+        let largest = bodies.map(\.count).max()!
+        let byteBound = max(6 * largest, 1 << 20)
+        let server = try await Self.start(dir, maxUploads: 8, maxBytes: byteBound, headerTimeout: .seconds(30))
+        defer { Task { await server.stop() } }
+        let busySeen = Recorded<String>()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for body in bodies {
+                group.addTask {
+                    // An uploader's loop: 503 means wait Retry-After and send again.
+                    for _ in 0..<200 {
+                        let answer = try await HTTPClient.upload(server.uploadURL, body)
+                        guard answer.status == 503 else { return answer.status }
+                        busySeen.append(answer.headers["retry-after"] ?? "none")
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 50...400)))
+                    }
+                    return 503
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 201, count: 200))
+        #expect(!busySeen.all.isEmpty, "no upload was ever refused: the bounds were not exercised")
+        #expect(busySeen.all.allSatisfy { $0 == "1" })
+        let stored = TraceFiles.stored(under: dir.path)
+        #expect(Set(stored.keys) == Set(bodies.map(TraceFiles.sha256Hex)))
+        #expect(stored.values.allSatisfy { $0.count == 1 })
+        let snapshot = server.collector.metrics.snapshot
+        #expect(snapshot.accepted == 200 && snapshot.duplicates == 0)
+        #expect(snapshot.busy == busySeen.all.count)
+        #expect(snapshot.peakUploadsInFlight <= 8 && snapshot.peakUploadsInFlight >= 2)
+        #expect(snapshot.peakBytesInFlight <= byteBound)
+    }
+}
