@@ -95,7 +95,7 @@ struct ReportBenchmark: ParsableCommand {
         }
     }
 
-    private func prepare(_ folder: String) throws -> [String] {
+    func prepare(_ folder: String) throws -> [String] {
         let marker = folder + "/.complete"
         if !FileManager.default.fileExists(atPath: marker) {
             try? FileManager.default.removeItem(atPath: folder)
@@ -152,7 +152,7 @@ struct ReportBenchmark: ParsableCommand {
     }
 
     /// Spawns a process, waits for it with `wait4` to get its own peak RSS, and times it.
-    private func child(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, seconds: Double, rssKB: Int, output: String) {
+    func child(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, seconds: Double, rssKB: Int, output: String) {
         let outputPath = NSTemporaryDirectory() + "apitrace-bench-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
@@ -177,11 +177,11 @@ struct ReportBenchmark: ParsableCommand {
         name.padding(toLength: 28, withPad: " ", startingAt: 0) + String(format: "%7.3f s  %7.0f MB/s", seconds, Double(bytes) / 1e6 / seconds)
     }
 
-    private func mb(_ bytes: Int) -> String { String(format: "%.1f", Double(bytes) / 1e6) }
+    func mb(_ bytes: Int) -> String { String(format: "%.1f", Double(bytes) / 1e6) }
 
-    private func shellQuoted(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    func shellQuoted(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
-    private func loadAverage() -> String {
+    func loadAverage() -> String {
         (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
     }
 }

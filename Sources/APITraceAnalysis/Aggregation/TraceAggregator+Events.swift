@@ -11,6 +11,7 @@ extension TraceAggregator {
             base.eventsFiltered += 1
             return
         }
+        let session = event.session.map { SessionCount.hash($0) }
         switch event.payload {
         case .request(let r):
             let requestError = r.error.map { requestIdentities.id(of: $0) }
@@ -18,16 +19,16 @@ extension TraceAggregator {
             recordRequest(
                 ms: ms, method: methods.id(of: r.method), route: routeNames.id(of: r.route), outcome: outcome,
                 weight: RequestWeight.of(outcome: outcome, sampleRate: r.sampleRate).weight,
-                durationMs: r.durationMs, bytesIn: r.bytesIn, bytesOut: r.bytesOut, requestError: requestError)
+                durationMs: r.durationMs, bytesIn: r.bytesIn, bytesOut: r.bytesOut, requestError: requestError, session: session)
         case .decodeFailure(let d):
             let group = decodeGroups.id(of: d.entity + "\u{0}" + d.kind.rawValue + "\u{0}" + TraceEvent.DecodeFailure.foldIndices(d.path))
             recordDecodeFailure(
                 ms: ms, group: group, route: d.route.map { routeNames.id(of: $0) }, entity: { d.entity },
-                kind: { d.kind.rawValue }, path: { d.path }, key: { d.key }, message: { d.message })
+                kind: { d.kind.rawValue }, path: { d.path }, key: { d.key }, message: { d.message }, session: session)
         case .error(let e):
             recordError(
                 ms: ms, identity: recordedIdentities.id(of: e.identity), route: e.route.map { routeNames.id(of: $0) },
-                suppressed: max(0, e.suppressed ?? 0), message: { e.message })
+                suppressed: max(0, e.suppressed ?? 0), session: session, message: { e.message })
         case .sse(let s):
             let phase: SSEPhase = switch s.phase {
             case .open: .open

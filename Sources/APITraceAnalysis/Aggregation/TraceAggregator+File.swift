@@ -14,6 +14,7 @@ extension TraceAggregator {
             return
         }
         let filter = self.filter
+        flushAppVersion()
         let scan = reader.forEachRecord(header: { filter.matches(header: $0) }) { record, _ in
             _ = add(record: record)
             return true
@@ -25,6 +26,11 @@ extension TraceAggregator {
             return
         }
         if scan.header == nil { base.filesUnusable += 1 } else { base.filesRead += 1 }
+        if let header = scan.header {
+            appVersionCounts.files += 1
+            appVersion = header.appVersion ?? "-"
+        }
+        flushAppVersion()
         for warning in scan.warnings { base.addWarning(warning) }
     }
 }

@@ -33,6 +33,11 @@ extension TraceAggregator {
     /// Counts one scanned event if it matches the filter.
     package mutating func add(record f: TraceRecord) -> LineOutcome {
         let ms = f.timestamp
+        // Hashed only for events that can affect a session (failures), so successes cost nothing.
+        func session() -> UInt64? {
+            guard let s = f.session else { return nil }
+            return s.hasEscapes ? SessionCount.hash(s.string) : SessionCount.hash(s.bytes)
+        }
         guard filter.matches(time: TraceTimestamp(millisecondsSince1970: ms)) else { base.eventsFiltered += 1; return .filtered }
         if let host = filter.host, f.kind != .dropped {
             guard f.kind == .request, let h = f.host, h.equals(text: host) else { base.eventsFiltered += 1; return .filtered }
@@ -45,7 +50,8 @@ extension TraceAggregator {
             let requestError = f.error.map { Self.intern($0, in: &requestIdentities) }
             recordRequest(
                 ms: ms, method: Self.intern(f.method!, in: &methods), route: routeID, outcome: f.outcome, weight: f.weight,
-                durationMs: f.durationMs!, bytesIn: f.bytesIn, bytesOut: f.bytesOut, requestError: requestError)
+                durationMs: f.durationMs!, bytesIn: f.bytesIn, bytesOut: f.bytesOut, requestError: requestError,
+                session: f.outcome == .success && requestError == nil ? nil : session())
         case .decodeFailure:
             let entity = f.entity!, failureKind = f.failureKind!
             let routeID = f.route.map { Self.intern($0, in: &routeNames) }
@@ -55,14 +61,14 @@ extension TraceAggregator {
             let key = f.key, message = f.message
             recordDecodeFailure(
                 ms: ms, group: group, route: routeID, entity: { entity.string }, kind: { failureKind.string },
-                path: { path.string }, key: { key?.string }, message: { message?.string ?? "" })
+                path: { path.string }, key: { key?.string }, message: { message?.string ?? "" }, session: session())
         case .error:
             let routeID = f.route.map { Self.intern($0, in: &routeNames) }
             if filter.route != nil { guard let routeID, routeMatches(routeID) else { base.eventsFiltered += 1; return .filtered } }
             let message = f.message
             recordError(
                 ms: ms, identity: Self.intern(f.identity!, in: &recordedIdentities), route: routeID,
-                suppressed: Int(f.suppressed ?? 0), message: { message?.string ?? "" })
+                suppressed: Int(f.suppressed ?? 0), session: session(), message: { message?.string ?? "" })
         case .sse:
             let routeID = Self.intern(f.route ?? RawText.empty, in: &routeNames)
             guard routeMatches(routeID) else { base.eventsFiltered += 1; return .filtered }

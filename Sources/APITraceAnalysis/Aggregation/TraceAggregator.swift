@@ -50,6 +50,11 @@ public struct TraceAggregator {
     var currentBucketStart = Int64.min
     var currentBucket = TimeBucket()
 
+    /// The app version of the file being read (its header's `app_version`, `-` without one) and
+    /// what it counted; folded into the summary's ``TraceSummary/appVersions`` per file.
+    var appVersion = "-"
+    var appVersionCounts = AppVersionSummary()
+
     /// Creates an aggregator. `timeSeriesGranularity` is the finest bucket width kept, in seconds.
     public init(filter: TraceFilter = .all, timeSeriesGranularity: Int64 = 1) {
         self.filter = filter
@@ -74,6 +79,9 @@ public struct TraceAggregator {
     struct IdentityAccumulator {
         var events = 0
         var suppressed = 0
+        var sessions = SessionCount()
+        var firstMs = Int64.max
+        var lastMs = Int64.min
         var examples = ExampleSet()
         /// Route id (-1 without a route) -> count.
         var routes: [Int: Int] = [:]
@@ -85,6 +93,9 @@ public struct TraceAggregator {
         var path: String
         var key: String?
         var count = 0
+        var sessions = SessionCount()
+        var firstMs = Int64.max
+        var lastMs = Int64.min
         var examplePaths = ExampleSet()
         var exampleMessages = ExampleSet()
         var routes: [Int: Int] = [:]
@@ -96,6 +107,9 @@ public struct TraceAggregator {
     @inline(__always)
     mutating func countEvent(_ type: EventType, ms: Int64) {
         base.events += 1
+        appVersionCounts.events += 1
+        if ms < appVersionCounts.firstMs { appVersionCounts.firstMs = ms }
+        if ms > appVersionCounts.lastMs { appVersionCounts.lastMs = ms }
         typeCounts[type.rawValue] += 1
         if ms < firstMs { firstMs = ms }
         if ms > lastMs { lastMs = ms }
@@ -151,7 +165,7 @@ public struct TraceAggregator {
     @inline(__always)
     mutating func recordRequest(
         ms: Int64, method: Int, route: Int, outcome: RequestOutcome, weight: Double, durationMs: Double,
-        bytesIn: Int64?, bytesOut: Int64?, requestError: Int?
+        bytesIn: Int64?, bytesOut: Int64?, requestError: Int?, session: UInt64? = nil
     ) {
         countEvent(.request, ms: ms)
         bucket(at: ms)
@@ -161,20 +175,41 @@ public struct TraceAggregator {
         slotSummaries[s].counts.add(outcome: outcome, weight: weight, bytesIn: bytesIn, bytesOut: bytesOut)
         // The same weight as the counts (at most 10,000: RequestWeight bounds it).
         slotSummaries[s].latency.record(durationMs, weight: UInt64(max(1, weight.rounded())))
+        appVersionCounts.requests.add(outcome: outcome, weight: weight, bytesIn: nil, bytesOut: nil)
+        if let session {
+            switch outcome {
+            case .serverError, .transport, .clientError:
+                slotSummaries[s].sessionsAffected.insert(session, outcome: outcome)
+                appVersionCounts.sessionsAffected.insert(session)
+            case .success, .cancelled, .offline:
+                break
+            }
+        }
         if let requestError {
             while requestErrors.count <= requestError { requestErrors.append(IdentityAccumulator()) }
             requestErrors[requestError].events += 1
+            Self.seen(ms, session, &requestErrors[requestError])
             Self.count(route, in: &requestErrors[requestError].routes)
         }
     }
 
-    mutating func recordError(ms: Int64, identity: Int, route: Int?, suppressed: Int, message: () -> String) {
+    @inline(__always)
+    static func seen(_ ms: Int64, _ session: UInt64?, _ acc: inout IdentityAccumulator) {
+        if ms < acc.firstMs { acc.firstMs = ms }
+        if ms > acc.lastMs { acc.lastMs = ms }
+        if let session { acc.sessions.insert(session) }
+    }
+
+    mutating func recordError(ms: Int64, identity: Int, route: Int?, suppressed: Int, session: UInt64? = nil, message: () -> String) {
         countEvent(.error, ms: ms)
+        appVersionCounts.recordedErrors = appVersionCounts.recordedErrors.addingSaturated(1 + suppressed)
+        if let session { appVersionCounts.sessionsAffected.insert(session) }
         bucket(at: ms)
         currentBucket.recordedErrors = currentBucket.recordedErrors.addingSaturated(1 + suppressed)
         while recordedErrors.count <= identity { recordedErrors.append(IdentityAccumulator()) }
         recordedErrors[identity].events += 1
         recordedErrors[identity].suppressed = recordedErrors[identity].suppressed.addingSaturated(suppressed)
+        Self.seen(ms, session, &recordedErrors[identity])
         Self.count(route ?? -1, in: &recordedErrors[identity].routes, by: 1 + suppressed)
         if recordedErrors[identity].examples.wouldKeep(time: ms) {
             recordedErrors[identity].examples.offer(message(), time: ms)
@@ -183,9 +218,11 @@ public struct TraceAggregator {
 
     mutating func recordDecodeFailure(
         ms: Int64, group: Int, route: Int?, entity: () -> String, kind: () -> String, path: () -> String,
-        key: () -> String?, message: () -> String
+        key: () -> String?, message: () -> String, session: UInt64? = nil
     ) {
         countEvent(.decodeFailure, ms: ms)
+        appVersionCounts.decodeFailures += 1
+        if let session { appVersionCounts.sessionsAffected.insert(session) }
         bucket(at: ms)
         currentBucket.decodeFailures += 1
         if group == decodeAccumulators.count {
@@ -194,6 +231,9 @@ public struct TraceAggregator {
                 entity: entity(), kind: kind(), path: TraceEvent.DecodeFailure.foldIndices(p), key: key()))
         }
         decodeAccumulators[group].count += 1
+        if ms < decodeAccumulators[group].firstMs { decodeAccumulators[group].firstMs = ms }
+        if ms > decodeAccumulators[group].lastMs { decodeAccumulators[group].lastMs = ms }
+        if let session { decodeAccumulators[group].sessions.insert(session) }
         Self.count(route ?? -1, in: &decodeAccumulators[group].routes)
         decodeByRoute[route ?? -1, default: 0] += 1
         if decodeAccumulators[group].key == nil { decodeAccumulators[group].key = key() }
@@ -256,9 +296,20 @@ public struct TraceAggregator {
 
     // MARK: - Result
 
+    /// Moves what the current file counted into ``TraceSummary/appVersions`` under its app version.
+    mutating func flushAppVersion() {
+        guard appVersionCounts.events > 0 || appVersionCounts.files > 0 else { return }
+        let key = base.appVersions[appVersion] != nil || base.appVersions.count < TraceSummary.maximumKeys - 1 ? appVersion : "(other)"
+        base.appVersions[key, default: AppVersionSummary()].merge(appVersionCounts)
+        appVersionCounts = AppVersionSummary()
+    }
+
     /// The summary of everything added so far.
     public func summary() -> TraceSummary {
         var s = base
+        var aggregator = self
+        aggregator.flushAppVersion()
+        s.appVersions = aggregator.base.appVersions
         if currentBucketStart != .min { s.timeSeries.add(currentBucket, at: currentBucketStart) }
         if firstMs <= lastMs {
             s.firstEvent = TraceTimestamp(millisecondsSince1970: firstMs)
@@ -280,6 +331,9 @@ public struct TraceAggregator {
                 var summary = ErrorIdentitySummary()
                 summary.events = acc.events
                 summary.suppressed = acc.suppressed
+                summary.sessions = acc.sessions
+                summary.firstSeen = acc.firstMs
+                summary.lastSeen = acc.lastMs
                 summary.examples = acc.examples
                 for (route, n) in acc.routes { summary.addRoute(routeName(route), count: n) }
                 single.errors[ErrorIdentityKey(identity: names.string(id), source: source)] = summary
@@ -290,6 +344,9 @@ public struct TraceAggregator {
         for acc in decodeAccumulators {
             var summary = DecodeFailureSummary()
             summary.count = acc.count
+            summary.sessions = acc.sessions
+            summary.firstSeen = acc.firstMs
+            summary.lastSeen = acc.lastMs
             summary.key = acc.key
             summary.examplePaths = acc.examplePaths
             summary.exampleMessages = acc.exampleMessages

@@ -25,6 +25,8 @@ public struct RouteSummary: Sendable {
     public var counts = RequestCounts()
     /// Latency of all its requests (sampled successes weighted by `1 / sample_rate`, rounded).
     public var latency = QuantileSketch()
+    /// Distinct sessions per failure class.
+    public var sessionsAffected = FailureSessions()
 
     /// Creates an empty summary.
     public init() {}
@@ -32,6 +34,7 @@ public struct RouteSummary: Sendable {
     /// Adds another route summary.
     public mutating func merge(_ other: RouteSummary) {
         counts.merge(other.counts)
+        sessionsAffected.merge(other.sessionsAffected)
         latency.merge(other.latency)
     }
 }
@@ -66,6 +69,10 @@ public struct ErrorIdentitySummary: Sendable {
     public var events = 0
     /// Further occurrences producers suppressed by rate limiting (`suppressed`).
     public var suppressed = 0
+    /// Distinct sessions that met it (events with a `session`).
+    public var sessions = SessionCount()
+    /// First and last time seen, milliseconds since 1970 (`Int64.max`/`.min` when never).
+    public var firstSeen = Int64.max, lastSeen = Int64.min
     /// Example messages: the earliest distinct ones (at most ``maximumExamples``).
     public var examples = ExampleSet()
     /// Occurrences per route (`-` without a route).
@@ -83,6 +90,9 @@ public struct ErrorIdentitySummary: Sendable {
     public mutating func merge(_ other: ErrorIdentitySummary) {
         events += other.events
         suppressed += other.suppressed
+        sessions.merge(other.sessions)
+        firstSeen = min(firstSeen, other.firstSeen)
+        lastSeen = max(lastSeen, other.lastSeen)
         examples.merge(other.examples)
         for (route, n) in other.routes { addRoute(route, count: n) }
     }
@@ -119,6 +129,10 @@ public struct DecodeFailureKey: Sendable, Hashable {
 public struct DecodeFailureSummary: Sendable {
     /// Failures in the group.
     public var count = 0
+    /// Distinct sessions that met it (events with a `session`).
+    public var sessions = SessionCount()
+    /// First and last time seen, milliseconds since 1970 (`Int64.max`/`.min` when never).
+    public var firstSeen = Int64.max, lastSeen = Int64.min
     /// The failing key (`key`), when producers wrote it.
     public var key: String?
     /// Example full paths, earliest first.
@@ -134,6 +148,9 @@ public struct DecodeFailureSummary: Sendable {
     /// Adds another summary of the same group.
     public mutating func merge(_ other: DecodeFailureSummary) {
         count += other.count
+        sessions.merge(other.sessions)
+        firstSeen = min(firstSeen, other.firstSeen)
+        lastSeen = max(lastSeen, other.lastSeen)
         if key == nil { key = other.key }
         examplePaths.merge(other.examplePaths)
         exampleMessages.merge(other.exampleMessages)

@@ -58,6 +58,8 @@ public struct TraceSummary: Sendable {
     public var decodeFailuresByRoute: [String: Int] = [:]
     /// Server-Sent Events connections.
     public var sse = SSESummary()
+    /// Counts per header `app_version` (`-` for files without one).
+    public var appVersions: [String: AppVersionSummary] = [:]
     /// Counts over time.
     public var timeSeries: TimeSeries
 
@@ -115,6 +117,10 @@ public struct TraceSummary: Sendable {
         }
         decodeFailuresByRoute.merge(other.decodeFailuresByRoute, uniquingKeysWith: +)
         sse.merge(other.sse)
+        for (key, value) in other.appVersions {
+            let key = appVersions[key] != nil || appVersions.count < Self.maximumKeys - 1 ? key : "(other)"
+            appVersions[key, default: AppVersionSummary()].merge(value)
+        }
         timeSeries.merge(other.timeSeries)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import APITraceFormat
 
 extension TraceReport {
@@ -11,7 +12,13 @@ extension TraceReport {
                 : "decode failure: a response that did not decode into its model; counted apart (--include-decode-failures counts them as errors)",
             "rates: per request; where producers sampled successful requests (sample_rate), successes are scaled by 1/sample_rate",
             "percentiles: nearest rank, at most \(Self.percentileErrorText) above the exact value",
+            sessionsDefinition,
         ]
+    }
+
+    /// What session counts mean, as printed in every format.
+    public static var sessionsDefinition: String {
+        "sessions: distinct `session` values of the events counted, exact up to \(SessionCount.exactLimit), then a HyperLogLog estimate (marked ~, standard error 1.6 %)"
     }
 
     /// The documented percentile error bound as text.
@@ -48,7 +55,8 @@ extension TraceReport {
         errors = sortedErrors.prefix(options.topErrors).map { key, value in
             ErrorRow(
                 identity: key.identity, source: key.source.rawValue, occurrences: value.occurrences, events: value.events,
-                suppressed: value.suppressed, examples: value.examples.texts, routes: Self.ranked(value.routes))
+                suppressed: value.suppressed, sessions: Count(value.sessions), firstSeen: Self.time(value.firstSeen),
+                lastSeen: Self.time(value.lastSeen), examples: value.examples.texts, routes: Self.ranked(value.routes))
         }
         errorsOmitted = max(0, sortedErrors.count - options.topErrors)
         decodeFailures = s.decodeFailures.sorted {
@@ -56,8 +64,11 @@ extension TraceReport {
         }.map { key, value in
             DecodeFailureRow(
                 entity: key.entity, kind: key.kind, path: key.path, key: value.key, count: value.count,
+                sessions: Count(value.sessions), firstSeen: Self.time(value.firstSeen), lastSeen: Self.time(value.lastSeen),
                 routes: Self.ranked(value.routes), examplePaths: value.examplePaths.texts, exampleMessages: value.exampleMessages.texts)
         }
+
+        appVersions = options.byAppVersion ? Self.appVersionRows(s, fold: fold) : []
 
         let span = s.firstEvent.flatMap { f in s.lastEvent.map { Double($0.millisecondsSince1970 - f.millisecondsSince1970) / 1000 } } ?? 0
         sse = SSESection(
@@ -84,7 +95,8 @@ extension TraceReport {
             return RouteRow(
                 method: key.method, route: key.route, requests: c.requests, estimatedRequests: c.estimatedRequests,
                 serverErrors: c.serverErrors, clientErrors: c.clientErrors, transportErrors: c.transportErrors, decodeFailures: 0,
-                errors: c.errors, errorRate: c.errorRate, latency: Percentiles(value.latency), bytesIn: c.bytesIn, bytesOut: c.bytesOut)
+                errors: c.errors, errorRate: c.errorRate,
+                sessionsWithErrors: Count(value.sessionsAffected.errors), sessionsWithClientErrors: Count(value.sessionsAffected.clientError), latency: Percentiles(value.latency), bytesIn: c.bytesIn, bytesOut: c.bytesOut)
         }
         rows.sort { ($0.requests, $1.route, $1.method) > ($1.requests, $0.route, $0.method) }
         // A decode failure names its route, not its method: give it to the route's busiest method.
@@ -94,7 +106,8 @@ extension TraceReport {
             } else {
                 rows.append(RouteRow(
                     method: "-", route: route, requests: 0, estimatedRequests: 0, serverErrors: 0, clientErrors: 0,
-                    transportErrors: 0, decodeFailures: n, errors: 0, errorRate: 0, latency: Percentiles(QuantileSketch()),
+                    transportErrors: 0, decodeFailures: n, errors: 0, errorRate: 0,
+                    sessionsWithErrors: Count(SessionCount()), sessionsWithClientErrors: Count(SessionCount()), latency: Percentiles(QuantileSketch()),
                     bytesIn: 0, bytesOut: 0))
             }
         }
@@ -105,6 +118,22 @@ extension TraceReport {
             }
         }
         return rows
+    }
+
+    /// A time in milliseconds, nil for the `Int64.max`/`.min` of "never".
+    static func time(_ ms: Int64) -> TraceTimestamp? {
+        ms == .max || ms == .min ? nil : TraceTimestamp(millisecondsSince1970: ms)
+    }
+
+    private static func appVersionRows(_ s: TraceSummary, fold: Bool) -> [AppVersionRow] {
+        s.appVersions.map { version, v in
+            let errors = v.requests.errors + (fold ? v.decodeFailures : 0)
+            return AppVersionRow(
+                appVersion: version, files: v.files, events: v.events, requests: v.requests.requests, errors: errors,
+                errorRate: v.requests.ratio(errors), clientErrors: v.requests.clientErrors, decodeFailures: v.decodeFailures,
+                recordedErrors: v.recordedErrors, sessionsAffected: Count(v.sessionsAffected),
+                firstSeen: time(v.firstMs), lastSeen: time(v.lastMs))
+        }.sorted { $0.appVersion.compare($1.appVersion, options: .numeric) == .orderedDescending }
     }
 
     static func ranked(_ counts: [String: Int]) -> [(route: String, count: Int)] {

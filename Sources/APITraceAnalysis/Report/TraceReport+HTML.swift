@@ -59,26 +59,38 @@ extension TraceReport {
 
         out += "<h2>Routes</h2>\n"
         out += routes.isEmpty ? "<p>No requests.</p>\n" : table(
-            ["method", "route", "requests", "5xx", "4xx", "transport", "decode", "error rate", "p50", "p95", "p99", "bytes in"],
-            Set(2...11),
+            ["method", "route", "requests", "5xx", "4xx", "transport", "decode", "error rate", "sessions with errors", "p50", "p95", "p99", "bytes in"],
+            Set(2...12),
             routes.map { r in
                 [h(r.method), "<code>\(h(r.route))</code>", F.count(r.requests), F.count(r.serverErrors), F.count(r.clientErrors),
-                 F.count(r.transportErrors), F.count(r.decodeFailures), F.percent(r.errorRate), F.duration(r.latency.p50),
+                 F.count(r.transportErrors), F.count(r.decodeFailures), F.percent(r.errorRate), r.sessionsWithErrors.text, F.duration(r.latency.p50),
                  F.duration(r.latency.p95), F.duration(r.latency.p99), F.bytes(r.bytesIn)]
             }, rowClass: { routes[$0].errorRate >= 0.05 ? "bad" : routes[$0].errorRate >= 0.01 ? "warn" : nil })
 
         out += "<h2>Errors by identity</h2>\n"
-        out += errors.isEmpty ? "<p>None.</p>\n" : table(["count", "identity", "source", "routes", "example"], [0], errors.map { e in
-            [F.count(e.occurrences), "<code>\(h(e.identity))</code>", h(e.source),
+        out += errors.isEmpty ? "<p>None.</p>\n" : table(["count", "sessions", "identity", "source", "first seen", "last seen", "routes", "example"], [0, 1], errors.map { e in
+            [F.count(e.occurrences), e.sessions.text, "<code>\(h(e.identity))</code>", h(e.source), TraceReport.shortTime(e.firstSeen), TraceReport.shortTime(e.lastSeen),
              h(e.routes.prefix(3).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", ")), h(e.examples.first ?? "")]
         })
 
         out += "<h2>Decode failures</h2>\n"
-        out += decodeFailures.isEmpty ? "<p>None.</p>\n" : table(["count", "entity", "kind", "path", "routes", "example"], [0], decodeFailures.map { d in
-            [F.count(d.count), h(d.entity), d.isMissingKey ? "missing key <code>\(h(d.key ?? d.path))</code>" : h(d.kind),
-             "<code>\(h(d.path))</code>", h(d.routes.prefix(3).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", ")),
+        out += decodeFailures.isEmpty ? "<p>None.</p>\n" : table(["count", "sessions", "entity", "kind", "path", "first seen", "last seen", "routes", "example"], [0, 1], decodeFailures.map { d in
+            [F.count(d.count), d.sessions.text, h(d.entity), d.isMissingKey ? "missing key <code>\(h(d.key ?? d.path))</code>" : h(d.kind),
+             "<code>\(h(d.path))</code>", TraceReport.shortTime(d.firstSeen), TraceReport.shortTime(d.lastSeen), h(d.routes.prefix(3).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", ")),
              d.examplePaths.first.map { "<code>\(h($0))</code>" } ?? ""]
         }, rowClass: { decodeFailures[$0].isMissingKey ? "missing" : nil })
+
+        if options.byAppVersion {
+            out += "<h2>By app version</h2>\n"
+            out += appVersions.isEmpty ? "<p>None.</p>\n" : table(
+                ["app version", "files", "events", "requests", "errors", "error rate", "4xx", "decode", "recorded", "sessions affected", "first seen", "last seen"],
+                Set(1...9),
+                appVersions.map { v in
+                    ["<code>\(h(v.appVersion))</code>", F.count(v.files), F.count(v.events), F.count(v.requests), F.count(v.errors),
+                     F.percent(v.errorRate), F.count(v.clientErrors), F.count(v.decodeFailures), F.count(v.recordedErrors),
+                     v.sessionsAffected.text, TraceReport.shortTime(v.firstSeen), TraceReport.shortTime(v.lastSeen)]
+                }, rowClass: { appVersions[$0].errorRate >= 0.05 ? "bad" : appVersions[$0].errorRate >= 0.01 ? "warn" : nil })
+        }
 
         out += "<h2>Server-Sent Events</h2>\n"
         if sse.connections + sse.reconnects + sse.fails + sse.closes == 0 {

@@ -14,6 +14,7 @@ extension TraceReport {
         func ranked(_ list: [(route: String, count: Int)], key: String = "route") -> J {
             .array(list.map { .object([(key, .string($0.route)), ("count", .int($0.count))]) })
         }
+        func sessions(_ c: Count) -> J { .object([("count", .int(c.value)), ("exact", .bool(c.exact))]) }
         let t = totals
         let doc: J = .object([
             ("schema", .string(Self.jsonSchema)),
@@ -26,6 +27,9 @@ extension TraceReport {
                 ("percentiles", .string(definitions[4])),
                 ("include_decode_failures", .bool(options.includeDecodeFailures)),
                 ("percentile_relative_error", .double(QuantileSketch.relativeError)),
+                ("sessions", .string(Self.sessionsDefinition)),
+                ("sessions_exact_up_to", .int(SessionCount.exactLimit)),
+                ("sessions_standard_error", .double(SessionCount.standardError)),
             ])),
             ("span", .object([
                 ("first", .optional(firstEvent?.rfc3339)),
@@ -75,6 +79,8 @@ extension TraceReport {
                     ("decode_failures", .int(r.decodeFailures)),
                     ("errors", .int(r.errors)),
                     ("error_rate", .double(r.errorRate)),
+                    ("sessions_with_errors", sessions(r.sessionsWithErrors)),
+                    ("sessions_with_client_errors", sessions(r.sessionsWithClientErrors)),
                     ("latency_ms", percentiles(r.latency)),
                     ("bytes_in", .int(Int(r.bytesIn))),
                     ("bytes_out", .int(Int(r.bytesOut))),
@@ -87,6 +93,9 @@ extension TraceReport {
                     ("occurrences", .int(e.occurrences)),
                     ("events", .int(e.events)),
                     ("suppressed", .int(e.suppressed)),
+                    ("sessions", sessions(e.sessions)),
+                    ("first_seen", .optional(e.firstSeen?.rfc3339)),
+                    ("last_seen", .optional(e.lastSeen?.rfc3339)),
                     ("examples", .array(e.examples.map { .string($0) })),
                     ("routes", ranked(e.routes)),
                 ])
@@ -100,6 +109,9 @@ extension TraceReport {
                     ("key", .optional(d.key)),
                     ("missing_key", .bool(d.isMissingKey)),
                     ("count", .int(d.count)),
+                    ("sessions", sessions(d.sessions)),
+                    ("first_seen", .optional(d.firstSeen?.rfc3339)),
+                    ("last_seen", .optional(d.lastSeen?.rfc3339)),
                     ("routes", ranked(d.routes)),
                     ("example_paths", .array(d.examplePaths.map { .string($0) })),
                     ("example_messages", .array(d.exampleMessages.map { .string($0) })),
@@ -127,6 +139,22 @@ extension TraceReport {
                     ])
                 })),
             ])),
+            ("app_versions", .array(appVersions.map { v in
+                .object([
+                    ("app_version", .string(v.appVersion)),
+                    ("files", .int(v.files)),
+                    ("events", .int(v.events)),
+                    ("requests", .int(v.requests)),
+                    ("errors", .int(v.errors)),
+                    ("error_rate", .double(v.errorRate)),
+                    ("client_errors", .int(v.clientErrors)),
+                    ("decode_failures", .int(v.decodeFailures)),
+                    ("recorded_errors", .int(v.recordedErrors)),
+                    ("sessions_affected", sessions(v.sessionsAffected)),
+                    ("first_seen", .optional(v.firstSeen?.rfc3339)),
+                    ("last_seen", .optional(v.lastSeen?.rfc3339)),
+                ])
+            })),
             ("time_series", .object([
                 ("bucket_seconds", .int(Int(timeSeries.bucketSeconds))),
                 ("points", .array(timeSeries.points.map { p in

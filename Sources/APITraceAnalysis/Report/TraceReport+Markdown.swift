@@ -40,26 +40,39 @@ extension TraceReport {
 
         out += "\n## Routes\n\n"
         out += routes.isEmpty ? "No requests.\n" : table(
-            ["method", "route", "requests", "5xx", "4xx", "transport", "decode", "error rate", "p50", "p95", "p99", "bytes in"],
-            Set(2...11),
+            ["method", "route", "requests", "5xx", "4xx", "transport", "decode", "error rate", "sessions with errors", "p50", "p95", "p99", "bytes in"],
+            Set(2...12),
             routes.map { r in
                 [text(r.method), c(r.route), F.count(r.requests), F.count(r.serverErrors), F.count(r.clientErrors),
-                 F.count(r.transportErrors), F.count(r.decodeFailures), F.percent(r.errorRate), F.duration(r.latency.p50),
+                 F.count(r.transportErrors), F.count(r.decodeFailures), F.percent(r.errorRate), r.sessionsWithErrors.text, F.duration(r.latency.p50),
                  F.duration(r.latency.p95), F.duration(r.latency.p99), F.bytes(r.bytesIn)]
             })
 
         out += "\n## Errors by identity\n\n"
-        out += errors.isEmpty ? "None.\n" : table(["count", "identity", "source", "routes", "example"], [0], errors.map { e in
-            [F.count(e.occurrences), c(e.identity), e.source,
+        out += errors.isEmpty ? "None.\n" : table(["count", "sessions", "identity", "source", "first seen", "last seen", "routes", "example"], [0, 1], errors.map { e in
+            [F.count(e.occurrences), e.sessions.text, c(e.identity), e.source, TraceReport.shortTime(e.firstSeen), TraceReport.shortTime(e.lastSeen),
              e.routes.prefix(3).map { "\(text($0.route)) (\(F.count($0.count)))" }.joined(separator: ", "), text(e.examples.first ?? "")]
         })
         if errorsOmitted > 0 { out += "\n\(errorsOmitted) more identities not listed.\n" }
 
         out += "\n## Decode failures\n\n"
-        out += decodeFailures.isEmpty ? "None.\n" : table(["count", "entity", "kind", "path", "routes", "example"], [0], decodeFailures.map { d in
-            [F.count(d.count), text(d.entity), d.isMissingKey ? "**missing key \(c(d.key ?? d.path))**" : text(d.kind), c(d.path),
+        out += decodeFailures.isEmpty ? "None.\n" : table(["count", "sessions", "entity", "kind", "path", "first seen", "last seen", "routes", "example"], [0, 1], decodeFailures.map { d in
+            [F.count(d.count), d.sessions.text, text(d.entity), d.isMissingKey ? "**missing key \(c(d.key ?? d.path))**" : text(d.kind), c(d.path),
+             TraceReport.shortTime(d.firstSeen), TraceReport.shortTime(d.lastSeen),
              d.routes.prefix(3).map { "\(text($0.route)) (\(F.count($0.count)))" }.joined(separator: ", "), d.examplePaths.first.map { c($0) } ?? ""]
         })
+
+        if options.byAppVersion {
+            out += "\n## By app version\n\n"
+            out += appVersions.isEmpty ? "None.\n" : table(
+                ["app version", "files", "events", "requests", "errors", "error rate", "4xx", "decode", "recorded", "sessions affected", "first seen", "last seen"],
+                Set(1...9),
+                appVersions.map { v in
+                    [c(v.appVersion), F.count(v.files), F.count(v.events), F.count(v.requests), F.count(v.errors), F.percent(v.errorRate),
+                     F.count(v.clientErrors), F.count(v.decodeFailures), F.count(v.recordedErrors), v.sessionsAffected.text,
+                     TraceReport.shortTime(v.firstSeen), TraceReport.shortTime(v.lastSeen)]
+                })
+        }
 
         out += "\n## Server-Sent Events\n\n"
         if sse.connections + sse.reconnects + sse.fails + sse.closes == 0 {

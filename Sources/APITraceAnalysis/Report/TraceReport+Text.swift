@@ -52,14 +52,14 @@ extension TraceReport {
         } else {
             var r = TextTable([
                 ("METHOD", .left), ("ROUTE", .left), ("REQUESTS", .right), ("5XX", .right), ("4XX", .right),
-                ("TRANSPORT", .right), ("DECODE", .right), ("ERROR %", .right), ("P50", .right), ("P95", .right),
-                ("P99", .right), ("BYTES IN", .right),
+                ("TRANSPORT", .right), ("DECODE", .right), ("ERROR %", .right), ("SESSIONS W/ ERRORS", .right),
+                ("P50", .right), ("P95", .right), ("P99", .right), ("BYTES IN", .right),
             ])
             for row in routes.prefix(50) {
                 r.add([
                     row.method, row.route, F.count(row.requests), F.count(row.serverErrors), F.count(row.clientErrors),
                     F.count(row.transportErrors), F.count(row.decodeFailures), F.percent(row.errorRate),
-                    F.duration(row.latency.p50), F.duration(row.latency.p95), F.duration(row.latency.p99), F.bytes(row.bytesIn),
+                    row.sessionsWithErrors.text, F.duration(row.latency.p50), F.duration(row.latency.p95), F.duration(row.latency.p99), F.bytes(row.bytesIn),
                 ], style: rateStyle(row.errorRate))
             }
             out += r.render(colors: colors)
@@ -71,11 +71,17 @@ extension TraceReport {
         if errors.isEmpty {
             out += "  none\n"
         } else {
-            var e = TextTable([("COUNT", .right), ("IDENTITY", .left), ("SOURCE", .left), ("ROUTES", .left), ("EXAMPLE", .left)])
+            var e = TextTable([
+                ("COUNT", .right), ("SESSIONS", .right), ("IDENTITY", .left), ("SOURCE", .left), ("FIRST SEEN", .left),
+                ("LAST SEEN", .left), ("ROUTES", .left), ("EXAMPLE", .left),
+            ])
             for row in errors {
                 let routes = row.routes.prefix(2).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", ")
                     + (row.routes.count > 2 ? ", ..." : "")
-                e.add([F.count(row.occurrences), row.identity, row.source, routes, Self.clip(row.examples.first ?? "", 60)])
+                e.add([
+                    F.count(row.occurrences), row.sessions.text, row.identity, row.source, Self.shortTime(row.firstSeen),
+                    Self.shortTime(row.lastSeen), routes, Self.clip(row.examples.first ?? "", 60),
+                ])
             }
             out += e.render(colors: colors)
             if errorsOmitted > 0 { out += "  ... \(errorsOmitted) more identities\n" }
@@ -86,14 +92,40 @@ extension TraceReport {
         if decodeFailures.isEmpty {
             out += "  none\n"
         } else {
-            var d = TextTable([("COUNT", .right), ("ENTITY", .left), ("KIND", .left), ("PATH", .left), ("ROUTES", .left), ("EXAMPLE", .left)])
+            var d = TextTable([
+                ("COUNT", .right), ("SESSIONS", .right), ("ENTITY", .left), ("KIND", .left), ("PATH", .left), ("FIRST SEEN", .left),
+                ("LAST SEEN", .left), ("ROUTES", .left), ("EXAMPLE", .left),
+            ])
             for row in decodeFailures {
                 let kind = row.isMissingKey ? "MISSING KEY \"\(row.key ?? row.path)\"" : row.kind
                 let routes = row.routes.prefix(2).map { "\($0.route) (\(F.count($0.count)))" }.joined(separator: ", ")
-                d.add([F.count(row.count), row.entity, kind, row.path, routes, row.examplePaths.first ?? ""],
+                d.add([F.count(row.count), row.sessions.text, row.entity, kind, row.path, Self.shortTime(row.firstSeen),
+                       Self.shortTime(row.lastSeen), routes, row.examplePaths.first ?? ""],
                       style: row.isMissingKey ? ANSI.red + ANSI.bold : nil)
             }
             out += d.render(colors: colors)
+        }
+
+        // App versions
+        if options.byAppVersion {
+            out += heading("BY APP VERSION")
+            if appVersions.isEmpty {
+                out += "  none\n"
+            } else {
+                var v = TextTable([
+                    ("APP VERSION", .left), ("FILES", .right), ("EVENTS", .right), ("REQUESTS", .right), ("ERRORS", .right),
+                    ("ERROR %", .right), ("4XX", .right), ("DECODE", .right), ("RECORDED", .right), ("SESSIONS AFFECTED", .right),
+                    ("FIRST SEEN", .left), ("LAST SEEN", .left),
+                ])
+                for row in appVersions {
+                    v.add([
+                        row.appVersion, F.count(row.files), F.count(row.events), F.count(row.requests), F.count(row.errors),
+                        F.percent(row.errorRate), F.count(row.clientErrors), F.count(row.decodeFailures), F.count(row.recordedErrors),
+                        row.sessionsAffected.text, Self.shortTime(row.firstSeen), Self.shortTime(row.lastSeen),
+                    ], style: rateStyle(row.errorRate))
+                }
+                out += v.render(colors: colors)
+            }
         }
 
         // SSE
@@ -142,6 +174,12 @@ extension TraceReport {
             if input.warningsOmitted > 0 { out += "  ... \(input.warningsOmitted) more warnings\n" }
         }
         return out
+    }
+
+    /// A time to the second (`2026-11-22T10:00:07Z`), `-` for none.
+    static func shortTime(_ time: TraceTimestamp?) -> String {
+        guard let text = time?.rfc3339 else { return "-" }
+        return text.count == 24 ? String(text.prefix(19)) + "Z" : text
     }
 
     static func clip(_ text: String, _ width: Int) -> String {

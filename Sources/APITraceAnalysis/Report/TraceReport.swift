@@ -19,9 +19,12 @@ public struct TraceReport: Sendable {
         public var bucketSeconds: Int64?
         /// Error identities listed.
         public var topErrors: Int
+        /// Show the breakdown by header `app_version` (`--by app_version`).
+        public var byAppVersion: Bool
 
         /// Creates options.
-        public init(sources: [String] = [], includeDecodeFailures: Bool = false, bucketSeconds: Int64? = nil, topErrors: Int = 10) {
+        public init(sources: [String] = [], includeDecodeFailures: Bool = false, bucketSeconds: Int64? = nil, topErrors: Int = 10, byAppVersion: Bool = false) {
+            self.byAppVersion = byAppVersion
             self.sources = sources
             self.includeDecodeFailures = includeDecodeFailures
             self.bucketSeconds = bucketSeconds
@@ -51,6 +54,8 @@ public struct TraceReport: Sendable {
     public var sse: SSESection
     /// Requests and error rate over time.
     public var timeSeries: TimeSeriesSection
+    /// Per header `app_version`, newest-looking first (only with ``Options/byAppVersion``).
+    public var appVersions: [AppVersionRow]
 
     /// Span between the first and last event, in seconds.
     public var spanSeconds: Double {
@@ -164,6 +169,10 @@ public struct TraceReport: Sendable {
         public var errors: Int
         /// Errors per (estimated) request.
         public var errorRate: Double
+        /// Distinct sessions that met an error (5xx or transport) on this route.
+        public var sessionsWithErrors: Count
+        /// Distinct sessions that met a 4xx on this route.
+        public var sessionsWithClientErrors: Count
         /// Latency percentiles.
         public var latency: Percentiles
         /// Bytes received.
@@ -184,6 +193,10 @@ public struct TraceReport: Sendable {
         public var events: Int
         /// Suppressed repeats reported by producers.
         public var suppressed: Int
+        /// Distinct sessions that met it.
+        public var sessions: Count
+        /// First and last time seen.
+        public var firstSeen, lastSeen: TraceTimestamp?
         /// Example messages (recorded errors only).
         public var examples: [String]
         /// Routes, most occurrences first (`-` without a route).
@@ -202,6 +215,10 @@ public struct TraceReport: Sendable {
         public var key: String?
         /// Failures.
         public var count: Int
+        /// Distinct sessions that met it.
+        public var sessions: Count
+        /// First and last time seen.
+        public var firstSeen, lastSeen: TraceTimestamp?
         /// Routes, most failures first.
         public var routes: [(route: String, count: Int)]
         /// Example full paths.
@@ -211,6 +228,48 @@ public struct TraceReport: Sendable {
         /// True for a required key that was missing (`keyNotFound`): the server stopped sending a
         /// field the app needs. Reports make these stand out.
         public var isMissingKey: Bool { kind == "keyNotFound" }
+    }
+
+    /// A distinct count of sessions, exact or estimated (``SessionCount``).
+    public struct Count: Sendable, Equatable {
+        /// The count.
+        public var value: Int
+        /// False when the count is a HyperLogLog estimate (past ``SessionCount/exactLimit``).
+        public var exact: Bool
+
+        init(_ sessions: SessionCount) {
+            value = sessions.count
+            exact = sessions.isExact
+        }
+
+        /// The count as text: `~` marks an estimate.
+        public var text: String { (exact ? "" : "~") + ReportNumberFormatting.count(value) }
+    }
+
+    /// One app version's row of the `--by app_version` table.
+    public struct AppVersionRow: Sendable {
+        /// The header's `app_version` (`-` without one).
+        public var appVersion: String
+        /// Files read.
+        public var files: Int
+        /// Events counted.
+        public var events: Int
+        /// Requests.
+        public var requests: Int
+        /// Errors (transport + 5xx, plus decode failures when folded in).
+        public var errors: Int
+        /// Errors per (estimated) request.
+        public var errorRate: Double
+        /// 4xx responses.
+        public var clientErrors: Int
+        /// Decode failures.
+        public var decodeFailures: Int
+        /// Recorded errors.
+        public var recordedErrors: Int
+        /// Sessions that met a failed request, a decode failure or a recorded error.
+        public var sessionsAffected: Count
+        /// First and last event.
+        public var firstSeen, lastSeen: TraceTimestamp?
     }
 
     /// Server-Sent Events.

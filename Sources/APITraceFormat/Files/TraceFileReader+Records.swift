@@ -68,6 +68,17 @@ extension TraceFileReader {
         header accept: (TraceFileHeader) -> Bool = { _ in true },
         _ body: (TraceRecord, Int) -> Bool
     ) -> RecordScan {
+        forEachRecordLine(header: { header, _ in accept(header) }, { record, _, number in body(record, number) })
+    }
+
+    /// ``forEachRecord(header:_:)`` that also hands out each line's bytes as read (without the
+    /// newline; valid only during the call): the header's to `header`, each event's to `body`,
+    /// so a reader can pass validated lines through without encoding them again (`apitrace cat`).
+    @discardableResult
+    package func forEachRecordLine(
+        header accept: (TraceFileHeader, UnsafeRawBufferPointer) -> Bool,
+        _ body: (TraceRecord, UnsafeRawBufferPointer, Int) -> Bool
+    ) -> RecordScan {
         var scan = RecordScan()
         var scanner = TraceRecordScanner()
         var lineWarnings = LineWarnings(path: path)
@@ -80,7 +91,7 @@ extension TraceFileReader {
                     return false
                 case .success(let header):
                     scan.header = header
-                    if !accept(header) { scan.declined = true; return false }
+                    if !accept(header, bytes) { scan.declined = true; return false }
                     return true
                 }
             }
@@ -91,7 +102,7 @@ extension TraceFileReader {
                     scan.ignoredSampleRates += 1
                     lineWarnings.addIgnoredSampleRate(line: number)
                 }
-                return body(scanner.record, number)
+                return body(scanner.record, bytes, number)
             case .unknownType:
                 scan.unknownTypes += 1
             case .header:

@@ -39,6 +39,9 @@ extension APITrace {
         @Option(help: "Error identities listed.")
         var topErrors = 10
 
+        @Option(help: "Add a breakdown by this dimension; app_version (the files' header app_version) is the one there is.")
+        var by: [String] = []
+
         func validate() throws {
             guard ReportFormat(rawValue: format) != nil else {
                 throw ValidationError("--format \(format): use one of text, json, markdown, html.")
@@ -47,6 +50,9 @@ extension APITrace {
                 throw ValidationError("--bucket \(bucket): use a duration of whole seconds such as 30s, 5m, 1h, 1d.")
             }
             if topErrors < 0 { throw ValidationError("--top-errors must be 0 or more.") }
+            for dimension in by where dimension != "app_version" {
+                throw ValidationError("--by \(dimension): the breakdown there is is app_version.")
+            }
         }
 
         func run() throws {
@@ -63,7 +69,8 @@ extension APITrace {
             progress.finish()
 
             let report = TraceReport(summary: summary, options: .init(
-                sources: sources, includeDecodeFailures: includeDecodeFailures, bucketSeconds: bucketSeconds, topErrors: topErrors))
+                sources: sources, includeDecodeFailures: includeDecodeFailures, bucketSeconds: bucketSeconds, topErrors: topErrors,
+                byAppVersion: by.contains("app_version")))
             guard summary.filesRead + summary.filesFiltered > 0 else {
                 for warning in report.input.warnings { FileHandle.standardError.write(Data("apitrace: \(warning)\n".utf8)) }
                 FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
