@@ -10,8 +10,9 @@ struct ReadersAgreeTests {
     struct Expected { var requests = 0.0; var failures = 0 }
 
     /// Realistic client traffic: sampled successes, 4xx, 5xx, timeouts, cancels, offline, a poisoned rate.
-    static func writeFolder(_ dir: String) throws -> [String: Expected] {
+    static func writeFolder(_ dir: String) throws -> (perRoute: [String: Expected], cancelled: Int, offline: Int) {
         var expected: [String: Expected] = [:]
+        var clientSide = (cancelled: 0, offline: 0)
         let routes = ["/apps", "/apps/{id}", "/news", "/newspapers"]
         var lines = [#"{"type":"header","format":"apitrace","version":1,"producer":"agree","started":"2026-11-22T09:00:00.000Z"}"#]
         var rng = UInt64(7)
@@ -28,26 +29,29 @@ struct ReadersAgreeTests {
             case 60..<66: fields += #","status":404"#; e.requests += 1
             case 66..<72: fields += #","status":503"#; e.requests += 1; e.failures += 1
             case 72..<76: fields += #","error":"URLError.timedOut""#; e.requests += 1; e.failures += 1
-            case 76..<86: fields += #","error":"URLError.cancelled""#
-            case 86..<94: fields += #","error":"URLError.notConnectedToInternet""#
-            case 94..<96: fields += #","error":"CancellationError""#
+            case 76..<86: fields += #","error":"URLError.cancelled""#; clientSide.cancelled += 1
+            case 86..<94: fields += #","error":"URLError.notConnectedToInternet""#; clientSide.offline += 1
+            case 94..<96: fields += #","error":"CancellationError""#; clientSide.cancelled += 1
             default: fields += #","status":500,"sample_rate":0.000000001"#; e.requests += 1; e.failures += 1  // a failure is never sampled
             }
             expected[route] = e
             lines.append(#"{"type":"request","ts":"\#(ts)",\#(fields)}"#)
         }
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: dir + "/20261122T090000Z-agree-0001.jsonl"))
-        return expected
+        return (expected, clientSide.cancelled, clientSide.offline)
     }
 
     @Test("per route: the same requests and API failures from report JSON, alert evidence and the OpenMetrics export")
     func agree() async throws {
         let dir = TemporaryDirectory()
-        let expected = try Self.writeFolder(dir.path)
+        let (expected, cancelled, offline) = try Self.writeFolder(dir.path)
         let apitrace = try builtProduct("apitrace").path
 
         let reportOut = try await runOffPool(apitrace, ["report", "--format", "json", dir.path])
         let report = try JSONSerialization.jsonObject(with: reportOut.stdout) as! [String: Any]
+        // Client-side outcomes are shown apart, in no rate.
+        let totals = report["totals"] as! [String: Any]
+        #expect(totals["cancelled"] as? Int == cancelled && totals["offline"] as? Int == offline && cancelled > 0 && offline > 0, "\(totals)")
         var fromReport: [String: Expected] = [:]
         for row in report["routes"] as! [[String: Any]] {
             fromReport[row["route"] as! String] = Expected(requests: (row["estimated_requests"] as! NSNumber).doubleValue, failures: row["errors"] as! Int)

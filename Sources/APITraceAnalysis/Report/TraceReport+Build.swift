@@ -10,7 +10,7 @@ extension TraceReport {
             includeDecodeFailures
                 ? "decode failure: a response that did not decode into its model; counted as an error here (--include-decode-failures)"
                 : "decode failure: a response that did not decode into its model; counted apart (--include-decode-failures counts them as errors)",
-            "rates: per request; where producers sampled successful requests (sample_rate), successes are scaled by 1/sample_rate",
+            "rates: per request; where producers sampled successful requests (sample_rate), successes are scaled by 1/sample_rate; requests the app cancelled or that never left an offline device are client-side, shown apart and in no rate",
             "percentiles: nearest rank, at most \(Self.percentileErrorText) above the exact value",
             sessionsDefinition,
         ]
@@ -47,6 +47,8 @@ extension TraceReport {
             recordedErrors: s.errors.filter { $0.key.source == .recorded }.reduce(0) { $0 + $1.value.occurrences },
             dropped: s.droppedCount, droppedByReason: s.dropped, latency: Percentiles(s.latency),
             bytesIn: r.bytesIn, bytesOut: r.bytesOut)
+        totals.cancelled = r.cancelled
+        totals.offline = r.offline
 
         routes = Self.routeRows(s, fold: fold)
         let sortedErrors = s.errors.sorted {

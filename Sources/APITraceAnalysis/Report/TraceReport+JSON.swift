@@ -56,6 +56,8 @@ extension TraceReport {
                 ("server_errors", .int(t.serverErrors)),
                 ("transport_errors", .int(t.transportErrors)),
                 ("client_errors", .int(t.clientErrors)),
+                ("cancelled", .int(t.cancelled)),
+                ("offline", .int(t.offline)),
                 ("decode_failures", .int(t.decodeFailures)),
                 ("error_rate", .double(t.errorRate)),
                 ("client_error_rate", .double(t.clientErrorRate)),

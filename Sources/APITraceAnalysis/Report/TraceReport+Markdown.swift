@@ -31,6 +31,7 @@ extension TraceReport {
             ["5xx", F.count(t.serverErrors), ""],
             ["transport failures", F.count(t.transportErrors), ""],
             ["client errors (4xx)", F.count(t.clientErrors), F.percent(t.clientErrorRate)],
+            ["client-side: cancelled, offline (in no rate)", "\(F.count(t.cancelled)), \(F.count(t.offline))", ""],
             ["decode failures", F.count(t.decodeFailures), F.percent(t.decodeFailureRate)],
             ["recorded errors", F.count(t.recordedErrors), ""],
             ["dropped by producers", F.count(t.dropped), ""],

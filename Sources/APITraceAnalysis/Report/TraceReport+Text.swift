@@ -35,6 +35,10 @@ extension TraceReport {
             + (options.includeDecodeFailures ? ", decode \(F.count(totals.decodeFailures))" : "")
         t.add(["errors", F.count(totals.errors), "\(F.percent(totals.errorRate))  (\(errorParts))"], style: rateStyle(totals.errorRate))
         t.add(["client errors (4xx)", F.count(totals.clientErrors), F.percent(totals.clientErrorRate)])
+        if totals.cancelled + totals.offline > 0 {
+            t.add(["client-side", F.count(totals.cancelled + totals.offline),
+                   "cancelled \(F.count(totals.cancelled)), offline \(F.count(totals.offline)); in no rate"])
+        }
         t.add(["decode failures", F.count(totals.decodeFailures), "\(F.percent(totals.decodeFailureRate)) of requests"],
               style: totals.decodeFailures > 0 ? ANSI.yellow : nil)
         t.add(["recorded errors", F.count(totals.recordedErrors), ""])

@@ -110,6 +110,10 @@ public struct TraceReport: Sendable {
         public var clientErrors: Int
         /// Decode failures.
         public var decodeFailures: Int
+        /// Requests the app cancelled: client-side, in no rate.
+        public var cancelled = 0
+        /// Requests that never left an offline device: client-side, in no rate.
+        public var offline = 0
         /// Errors per (estimated) request.
         public var errorRate: Double
         /// Client errors per (estimated) request.
