@@ -13,7 +13,7 @@ public struct TraceFilter: Sendable, Equatable {
     public var since: TraceTimestamp?
     /// Events before this instant.
     public var until: TraceTimestamp?
-    /// Events whose route is this template; a trailing `*` matches any rest (`/apps/*`).
+    /// Events whose route is this template, or matches it as a glob where `*` stands for any text (`/apps/*`).
     /// Events without a route (logs, dropped, route-less errors) are left out while it is set,
     /// except `dropped` events, which always count so that loss stays visible.
     public var route: String?
@@ -92,12 +92,11 @@ public struct TraceFilter: Sendable, Equatable {
         return true
     }
 
-    /// True when `route` matches the route condition.
+    /// True when `route` matches the route condition, a glob (``TextPattern``: `/apps/*`, `*/issues`).
     public func matches(route candidate: String?) -> Bool {
         guard let route else { return true }
         guard let candidate else { return false }
-        if route.hasSuffix("*") { return candidate.hasPrefix(route.dropLast()) }
-        return candidate == route
+        return TextPattern(route).matches(candidate)
     }
 
     /// True when the whole event matches.

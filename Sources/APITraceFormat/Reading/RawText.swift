@@ -29,11 +29,4 @@ package struct RawText {
         var text = text
         return text.withUTF8 { t in t.count == bytes.count && (t.isEmpty || memcmp(t.baseAddress!, bytes.baseAddress!, t.count) == 0) }
     }
-
-    /// True when the decoded value starts with `prefix`.
-    package func hasPrefix(_ prefix: String) -> Bool {
-        if hasEscapes { return string.hasPrefix(prefix) }
-        var prefix = prefix
-        return prefix.withUTF8 { t in t.count <= bytes.count && (t.isEmpty || memcmp(t.baseAddress!, bytes.baseAddress!, t.count) == 0) }
-    }
 }

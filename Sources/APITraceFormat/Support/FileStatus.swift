@@ -7,7 +7,7 @@ import Musl
 #endif
 
 /// What `stat` says of a file, read the same way on Linux and Apple platforms
-/// (`st_mtim` there, `st_mtimespec` here).
+/// (the modification time field is named differently on each).
 package struct FileStatus: Sendable, Equatable {
     /// Size in bytes.
     package var size: Int64
