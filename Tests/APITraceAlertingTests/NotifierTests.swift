@@ -19,7 +19,7 @@ import Testing
                     resolve_after: 5m
                     notify: [chat, hook, script]
                 notifiers:
-                  chat: {type: slack, webhook_url_env: SLACK_URL}
+                  chat: {type: slack, webhook_url_env: SLACK_URL, timeout: 60s}
                   hook: {type: webhook, webhook_url_env: HOOK_URL}
                   script: {type: command, command: 'cat > "$APITRACE_TEST_OUT/$APITRACE_ACTION.json"; env | grep ^APITRACE_ | sort > "$APITRACE_TEST_OUT/$APITRACE_ACTION.env"'}
                 """, in: dir)
