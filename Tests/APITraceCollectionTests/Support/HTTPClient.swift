@@ -14,7 +14,7 @@ enum HTTPClient {
     static func request(_ method: String, _ url: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> Answer {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
-        request.timeoutInterval = 30
+        request.timeoutInterval = 120  // 200 concurrent uploads on a loaded 2-core machine can queue past 30 s
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let session = URLSession(configuration: .ephemeral)
         defer { session.finishTasksAndInvalidate() }
