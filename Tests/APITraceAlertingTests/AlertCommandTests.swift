@@ -37,6 +37,7 @@ import Testing
                 type: pagerduty
                 routing_key_env: PD_ROUTING_KEY
                 url: \(receiver.url("/v2/enqueue"))
+                timeout: 60s  # the receiver runs in the test process: a loaded machine can slow its answer past the 15 s default
             """, in: dir)
     }
 
