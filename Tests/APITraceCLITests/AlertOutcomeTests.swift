@@ -9,7 +9,11 @@ struct AlertOutcomeTests {
     static let start = 1_795_327_200_000 as Int64  // 2026-11-22T06:00:00Z
 
     /// Six hours at 2 requests/s; `outcome(ms)` gives each request's extra JSON fields.
-    static func writeTraffic(_ dir: String, hours: Int = 6, extra: [String] = [], outcome: (Int64, Int) -> String) throws {
+    static func writeTraffic(_ dir: String, hours: Int = 6, extra: [String] = [], outcome: @escaping @Sendable (Int64, Int) -> String) async throws {
+        try await offPool { try writeTrafficNow(dir, hours: hours, extra: extra, outcome: outcome) }
+    }
+
+    static func writeTrafficNow(_ dir: String, hours: Int, extra: [String], outcome: (Int64, Int) -> String) throws {
         var lines = [#"{"type":"header","format":"apitrace","version":1,"producer":"alerttest","started":"2026-11-22T06:00:00.000Z"}"#]
         for i in 0..<(hours * 3600 * 2) {
             let ms = start + Int64(i) * 500
@@ -41,7 +45,7 @@ struct AlertOutcomeTests {
         let spikeStart = Self.start + 5 * 3_600_000
         // 1% errors for five hours, then 40% 5xx; the poisoned line lands just before the spike.
         let poisoned = #"{"type":"request","ts":"\#(Self.iso(spikeStart - 1000))","method":"GET","route":"/apps","status":200,"duration_ms":3,"sample_rate":1e-300}"#
-        try Self.writeTraffic(dir.path, extra: [poisoned]) { ms, i in
+        try await Self.writeTraffic(dir.path, extra: [poisoned]) { ms, i in
             let failing = ms >= spikeStart ? i % 5 < 2 : i % 100 == 0
             return failing ? #""status":503"# : #""status":200"#
         }
@@ -54,7 +58,7 @@ struct AlertOutcomeTests {
     func clientSideOutcomes() async throws {
         let quiet = TemporaryDirectory()
         let offlineStart = Self.start + 4 * 3_600_000
-        try Self.writeTraffic(quiet.path) { ms, i in
+        try await Self.writeTraffic(quiet.path) { ms, i in
             if i % 10 == 0 { return #""error":"URLError.cancelled""# }
             if ms >= offlineStart, ms < offlineStart + 20 * 60_000, i % 10 < 4, i % 10 > 0 { return #""error":"URLError.notConnectedToInternet""# }
             return #""status":200"#
@@ -65,7 +69,7 @@ struct AlertOutcomeTests {
         }
 
         let loud = TemporaryDirectory()
-        try Self.writeTraffic(loud.path) { ms, i in
+        try await Self.writeTraffic(loud.path) { ms, i in
             ms >= offlineStart && ms < offlineStart + 40 * 60_000 && i % 10 < 4 ? #""error":"URLError.timedOut""# : #""status":200"#
         }
         let output = try await Self.alert(loud.path, at: offlineStart + 35 * 60_000)

@@ -16,8 +16,13 @@ struct AlertScenarioTests {
     struct Outcome { var pages: [Int64] = []; var resolves: [Int64] = [] }
 
     /// Writes the traffic (20 requests/s unless `rate` says otherwise) and replays `rules` minute by minute.
-    static func replay(rules: String, rate: (Int64) -> Double = { _ in 20 }, request: (Int64, Int) -> String) async throws -> Outcome {
+    static func replay(rules: String, rate: @escaping @Sendable (Int64) -> Double = { _ in 20 }, request: @escaping @Sendable (Int64, Int) -> String) async throws -> Outcome {
         let dir = TemporaryDirectory()
+        try await offPool { try write(dir, rate: rate, request: request) }
+        return try await replay(dir, rules: rules)
+    }
+
+    static func write(_ dir: TemporaryDirectory, rate: (Int64) -> Double, request: (Int64, Int) -> String) throws {
         var text = [UInt8]()
         text.reserveCapacity(80_000_000)
         text += Array((#"{"type":"header","format":"apitrace","version":1,"producer":"scenario","started":"2026-11-22T06:00:00.000Z"}"# + "\n").utf8)
@@ -33,6 +38,9 @@ struct AlertScenarioTests {
             i += 1
         }
         try Data(text).write(to: URL(fileURLWithPath: dir.path + "/20261122T060000Z-scenario-0001.jsonl"))
+    }
+
+    static func replay(_ dir: TemporaryDirectory, rules: String) async throws -> Outcome {
         try rules.write(toFile: dir.path + "/rules.yaml", atomically: true, encoding: .utf8)
         let out = try await runOffPool(try builtProduct("apitrace").path, [
             "alert", dir.path, "--rules", dir.path + "/rules.yaml", "--backtest",
