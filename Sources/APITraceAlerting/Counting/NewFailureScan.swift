@@ -37,6 +37,7 @@ struct NewFailureScan {
         var windowSessions: Set<String> = []
         var result = Result()
         let route = scope.route.map { TextPattern($0) }
+        var groupsLeftOut = 0
         for path in files {
             var version = ""
             let scan = TraceFileReader(path: path).forEachRecord(header: { header in
@@ -60,7 +61,7 @@ struct NewFailureScan {
                     return true
                 }
                 if groups[key] == nil {
-                    guard groups.count < Self.maximumGroups else { return true }
+                    guard groups.count < Self.maximumGroups else { groupsLeftOut += 1; return true }
                     groups[key] = Group(kind: kind)
                 }
                 if recent {
@@ -79,6 +80,10 @@ struct NewFailureScan {
                 return true
             }
             result.warnings += scan.warnings
+        }
+        if groupsLeftOut > 0 {
+            // Never silent: past the bound, failures of groups not yet seen are counted and said.
+            result.warnings.append(.init(path: paths.joined(separator: ", "), kind: .limitReached("new_failures tracks at most \(Self.maximumGroups) failure groups; \(groupsLeftOut) events of further groups were not judged"), eventsKept: 0))
         }
         let activeSessions = max(1, windowSessions.count)
         for (key, g) in groups where g.recentCount >= detection.minCount {

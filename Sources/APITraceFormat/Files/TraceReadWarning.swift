@@ -23,6 +23,8 @@ public struct TraceReadWarning: Error, Sendable, Equatable, CustomStringConverti
         case sampleRateIgnored(line: Int, count: Int)
         /// More warnings of this file than are listed; this many were left out.
         case warningsOmitted(Int)
+        /// A reader's bound was reached and what lies past it was counted apart; the text says what.
+        case limitReached(String)
     }
 
     /// The file the warning is about.
@@ -62,6 +64,8 @@ public struct TraceReadWarning: Error, Sendable, Equatable, CustomStringConverti
             return "\(path):\(line): skipped a line longer than \(limit) bytes at byte \(offset) of the decompressed text"
         case .sampleRateIgnored(let line, let count):
             return "\(path):\(line): sample_rate ignored on \(count) line\(count == 1 ? "" : "s") from here on (only successful requests are sampled, with rates from \(RequestWeight.minimumSampleRate) to 1); each counted once"
+        case .limitReached(let detail):
+            return "\(path): \(detail)"
         case .warningsOmitted(let count):
             return "\(path): \(count) more warning\(count == 1 ? "" : "s") of this file not listed"
         }
