@@ -106,10 +106,11 @@ public struct AlertRunner: Sendable {
         outcome.problems += counted.warnings.map { "warning: \($0)" }
         let detections = rules.rules.indices.map { i in
             let (detection, warnings) = NewFailureDetector.evaluate(
-                rules.rules[i], RuleDetector.evaluate(rules.rules[i], counts: counted.counts[i], at: now), paths: [options.traceDirectory], at: now)
+                rules.rules[i], RuleDetector.evaluate(rules.rules[i], counts: counted.counts[i], at: now), paths: [options.traceDirectory], at: now, cache: cache)
             outcome.problems += warnings.map { "warning: \($0)" }
             return detection
         }
+        cache?.save()
         let store = StateStore(path: options.statePath)
         if options.dryRun {
             do {

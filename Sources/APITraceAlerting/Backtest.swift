@@ -62,13 +62,14 @@ public struct Backtest: Sendable {
         let counted = counter.count(paths: paths)
         var result = Result(filesOpened: counted.filesOpened, warnings: counted.warnings)
         var state = AlertState()
+        // New-failure rules read their baseline at each step: finished files are summarized once.
+        let groupCache = FileCountCache()
         var t = first
         let stepMs = max(step.milliseconds, 1000)
         while t <= last {
             result.evaluations += 1
             for (i, rule) in rules.rules.enumerated() {
-                // A new-failure rule reads its baseline at each step: slower, and only for those rules.
-                let (detection, _) = NewFailureDetector.evaluate(rule, RuleDetector.evaluate(rule, counts: counted.counts[i], at: t), paths: paths, at: t)
+                let (detection, _) = NewFailureDetector.evaluate(rule, RuleDetector.evaluate(rule, counts: counted.counts[i], at: t), paths: paths, at: t, cache: groupCache)
                 if detection.firing { result.firingEvaluations[rule.name, default: 0] += 1 }
                 let (transition, notification) = IncidentTracker.advance(
                     &state, rule: rule, detection: detection,

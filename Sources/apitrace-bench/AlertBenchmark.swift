@@ -53,7 +53,7 @@ struct AlertBenchmark: ParsableCommand {
             ("+ spike vs trailing day (24 h lookback), no cache", withSpike, false),
             ("+ spike vs trailing day, next cron run (count cache)", withSpike, true),
             ("errors + latency + new_failures (7 d baseline), no cache", newKinds, false),
-            ("errors + latency + new_failures, next cron run (count cache; new_failures reads its baseline)", newKinds, true),
+            ("errors + latency + new_failures, next cron run (count cache: counts and new_failures groups of finished files)", newKinds, true),
         ]
         for (label, rules, warm) in cases {
             var times: [Double] = []

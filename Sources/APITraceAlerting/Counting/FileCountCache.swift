@@ -1,73 +1,121 @@
+import APITraceFormat
 import Foundation
 
-/// Per-file bucket counts of finished trace files, kept beside the state (`<state>.counts`) so a
-/// cron run every minute decompresses only the files still being written.
+/// Per-file bucket counts and failure groups of finished trace files, kept beside the state
+/// (`<state>.counts`) so a cron run every minute decompresses only the files still being written.
 ///
 /// A file is finished once its producer has started a later file: the writer never appends to
 /// a file after that. An entry is used only while the file's size and modification time are
-/// unchanged, and only for a rule with the same scope, failure definition and bucket width.
+/// unchanged, and only for a rule with the same scope, failure definition and bucket width
+/// (counts) or the same route scope (a `new_failures` rule's ``FileFailureGroups``).
 /// The format is a small private binary one; a damaged or foreign cache is ignored and rebuilt.
-public final class FileCountCache: @unchecked Sendable {
+public final class FileCountCache: Sendable {
     /// Path of the cache file.
     public let path: String
-    private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
-    private var used: Set<String> = []
-    private var changed = false
+    private let state: Locked<State>
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Files used by this run: only they are written back.
+        var used: Set<String> = []
+        var changed = false
+        /// How many entries the last save wrote (nil: none yet).
+        var written: Int?
+    }
 
     struct Entry {
         var size: Int64
         var modified: Int64
-        var runs: [String: BucketRun]
+        var runs: [String: BucketRun] = [:]
+        var groups: [String: FileFailureGroups] = [:]
     }
 
     /// Opens (reads) the cache at `path`; a missing or unreadable file is an empty cache.
     public init(path: String) {
         self.path = path
-        if let data = FileManager.default.contents(atPath: path) { entries = Self.decode(data) ?? [:] }
+        let entries = FileManager.default.contents(atPath: path).flatMap(Self.decode) ?? [:]
+        state = Locked(State(entries: entries))
     }
 
-    /// The cached counts of `file` for a rule signature, when the file is unchanged.
+    /// A cache that lives only as long as the object (a backtest's many evaluations); ``save()``
+    /// writes nothing.
+    public init() {
+        path = ""
+        state = Locked(State())
+    }
+
+    /// The cached counts of `file` for rule signatures, when the file is unchanged.
     func runs(for file: String, size: Int64, modified: Int64, signatures: [String]) -> [BucketRun]? {
-        lock.lock(); defer { lock.unlock() }
-        guard let entry = entries[file], entry.size == size, entry.modified == modified else { return nil }
-        var result: [BucketRun] = []
-        for signature in signatures {
-            guard let run = entry.runs[signature] else { return nil }
-            result.append(run)
+        state.withLock { state in
+            guard let entry = state.entries[file], entry.size == size, entry.modified == modified else { return nil }
+            var result: [BucketRun] = []
+            for signature in signatures {
+                guard let run = entry.runs[signature] else { return nil }
+                result.append(run)
+            }
+            state.used.insert(file)
+            return result
         }
-        used.insert(file)
-        return result
     }
 
     func store(_ runs: [BucketRun], for file: String, size: Int64, modified: Int64, signatures: [String]) {
-        lock.lock(); defer { lock.unlock() }
-        entries[file] = Entry(size: size, modified: modified, runs: Dictionary(zip(signatures, runs)) { a, _ in a })
-        used.insert(file)
-        changed = true
-    }
-
-    /// Writes the cache (temporary file + rename), keeping only files used by this run.
-    public func save() {
-        lock.lock(); defer { lock.unlock() }
-        guard changed || used.count != entries.count else { return }
-        entries = entries.filter { used.contains($0.key) }
-        let directory = (path as NSString).deletingLastPathComponent
-        let url = URL(fileURLWithPath: (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp")
-        do {
-            try Self.encode(entries).write(to: url)
-            if rename(url.path, path) != 0 { try? FileManager.default.removeItem(at: url) }
-        } catch {
-            try? FileManager.default.removeItem(at: url)
+        update(file, size: size, modified: modified) { entry in
+            for (signature, run) in zip(signatures, runs) { entry.runs[signature] = run }
         }
     }
 
-    private static let magic: UInt32 = 0x4154_4331  // "ATC1"
+    /// The cached failure groups of `file` for a `new_failures` signature, when the file is unchanged.
+    func failureGroups(for file: String, size: Int64, modified: Int64, signature: String) -> FileFailureGroups? {
+        state.withLock { state in
+            guard let entry = state.entries[file], entry.size == size, entry.modified == modified,
+                  let groups = entry.groups[signature] else { return nil }
+            state.used.insert(file)
+            return groups
+        }
+    }
+
+    func store(_ groups: FileFailureGroups, for file: String, size: Int64, modified: Int64, signature: String) {
+        update(file, size: size, modified: modified) { $0.groups[signature] = groups }
+    }
+
+    /// Changes the entry of `file`, starting afresh when the file changed since it was stored.
+    private func update(_ file: String, size: Int64, modified: Int64, _ change: (inout Entry) -> Void) {
+        state.withLock { state in
+            var entry = state.entries[file].flatMap { $0.size == size && $0.modified == modified ? $0 : nil }
+                ?? Entry(size: size, modified: modified)
+            change(&entry)
+            state.entries[file] = entry
+            state.used.insert(file)
+            state.changed = true
+        }
+    }
+
+    /// Writes the cache (temporary file + rename), keeping only files used by this run. Can be
+    /// called more than once in a run (after counting, after `new_failures` rules): entries
+    /// not used yet stay in memory until the run ends.
+    public func save() {
+        guard !path.isEmpty else { return }
+        state.withLock { state in
+            guard state.changed || state.used.count != (state.written ?? state.entries.count) else { return }
+            let kept = state.entries.filter { state.used.contains($0.key) }
+            let directory = (path as NSString).deletingLastPathComponent
+            let url = URL(fileURLWithPath: (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp")
+            do {
+                try Self.encode(kept).write(to: url)
+                if rename(url.path, path) != 0 { try? FileManager.default.removeItem(at: url) }
+            } catch {
+                try? FileManager.default.removeItem(at: url)
+            }
+            state.changed = false
+            state.written = kept.count
+        }
+    }
+
+    private static let magic: UInt32 = 0x4154_4332  // "ATC2"
 
     static func encode(_ entries: [String: Entry]) -> Data {
         var out = Data()
         func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
-        func put(_ d: Double) { put(d.bitPattern) }
         func put(_ s: String) { let b = Array(s.utf8); put(UInt32(b.count)); out.append(contentsOf: b) }
         put(magic)
         put(UInt32(entries.count))
@@ -75,7 +123,14 @@ public final class FileCountCache: @unchecked Sendable {
             put(file); put(entry.size); put(entry.modified); put(UInt32(entry.runs.count))
             for (signature, run) in entry.runs {
                 put(signature); put(run.first); put(UInt32(run.requests.count))
-                for i in run.requests.indices { put(run.requests[i]); put(run.failures[i]) }
+                for i in run.requests.indices { put(run.requests[i].bitPattern); put(run.failures[i].bitPattern) }
+            }
+            put(UInt32(entry.groups.count))
+            for (signature, summary) in entry.groups {
+                put(signature); put(summary.appVersion); put(summary.first); put(summary.last); put(UInt32(summary.groups.count))
+                for g in summary.groups {
+                    put(g.key); put(UInt8(g.isDecodeFailure ? 1 : 0)); put(g.count); put(g.last)
+                }
             }
         }
         return out
@@ -94,23 +149,40 @@ public final class FileCountCache: @unchecked Sendable {
                 defer { at += Int(n) }
                 return String(decoding: UnsafeRawBufferPointer(rebasing: raw[at..<(at + Int(n))]), as: UTF8.self)
             }
-            guard get(UInt32.self) == magic, let count = get(UInt32.self) else { return nil }
+            // Counts read from the file are checked against the bytes left before anything is reserved.
+            func count(_ minimumBytesEach: Int) -> Int? {
+                guard let n = get(UInt32.self), Int(n) <= (raw.count - at) / minimumBytesEach else { return nil }
+                return Int(n)
+            }
+            guard get(UInt32.self) == magic, let entryCount = count(28) else { return nil }
             var entries: [String: Entry] = [:]
-            for _ in 0..<count {
-                guard let file = string(), let size = get(Int64.self), let modified = get(Int64.self), let runCount = get(UInt32.self) else { return nil }
-                var runs: [String: BucketRun] = [:]
+            for _ in 0..<entryCount {
+                guard let file = string(), let size = get(Int64.self), let modified = get(Int64.self), let runCount = count(16) else { return nil }
+                var entry = Entry(size: size, modified: modified)
                 for _ in 0..<runCount {
-                    guard let signature = string(), let first = get(Int64.self), let n = get(UInt32.self), at + Int(n) * 16 <= raw.count else { return nil }
+                    guard let signature = string(), let first = get(Int64.self), let n = count(16) else { return nil }
                     var run = BucketRun()
                     run.first = first
-                    run.requests.reserveCapacity(Int(n)); run.failures.reserveCapacity(Int(n))
+                    run.requests.reserveCapacity(n); run.failures.reserveCapacity(n)
                     for _ in 0..<n {
                         run.requests.append(Double(bitPattern: get(UInt64.self)!))
                         run.failures.append(Double(bitPattern: get(UInt64.self)!))
                     }
-                    runs[signature] = run
+                    entry.runs[signature] = run
                 }
-                entries[file] = Entry(size: size, modified: modified, runs: runs)
+                guard let summaryCount = count(28) else { return nil }
+                for _ in 0..<summaryCount {
+                    guard let signature = string(), let version = string(), let first = get(Int64.self), let last = get(Int64.self),
+                          let n = count(21) else { return nil }
+                    var summary = FileFailureGroups(appVersion: version, first: first, last: last)
+                    summary.groups.reserveCapacity(n)
+                    for _ in 0..<n {
+                        guard let key = string(), let flag = get(UInt8.self), let events = get(Int64.self), let last = get(Int64.self) else { return nil }
+                        summary.groups.append(.init(key: key, isDecodeFailure: flag == 1, count: events, last: last))
+                    }
+                    entry.groups[signature] = summary
+                }
+                entries[file] = entry
             }
             return entries
         }

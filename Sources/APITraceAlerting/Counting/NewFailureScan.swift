@@ -12,74 +12,104 @@ struct NewFailureScan {
     static let maximumGroups = 5000
     static let maximumSessions = 10_000
 
-    private struct Group {
+    private struct Group: Sendable {
         var kind: String
         var baselineVersions: Set<String> = []
         var baselineLast: Int64 = .min
         var recentCount = 0
+        /// Events of the group, in the baseline and the window.
+        var events: Int64 = 0
         var recentSessions: Set<String> = []
         var recentVersions: Set<String> = []
         var firstRecent: Int64 = .max
         var examplePath: String?
         var exampleMessage: String?
+
+        mutating func merge(_ other: Group) {
+            baselineVersions.formUnion(other.baselineVersions)
+            baselineLast = max(baselineLast, other.baselineLast)
+            recentCount += other.recentCount
+            events += other.events
+            for s in other.recentSessions where recentSessions.count < NewFailureScan.maximumSessions { recentSessions.insert(s) }
+            recentVersions.formUnion(other.recentVersions)
+            if other.firstRecent < firstRecent {
+                (firstRecent, examplePath, exampleMessage) = (other.firstRecent, other.examplePath, other.exampleMessage)
+            }
+        }
+    }
+
+    /// What one file adds: its groups in first-seen order, and the sessions active in the window.
+    private struct FileGroups: Sendable {
+        var order: [String] = []
+        var groups: [String: Group] = [:]
+        /// Events of groups past the bound.
+        var leftOut: Int64 = 0
+        var windowSessions: Set<String> = []
+        var warnings: [TraceReadWarning] = []
+        var fromCache = false
+
+        mutating func add(_ key: String, isDecodeFailure: Bool, events: Int64 = 1, _ change: (inout Group) -> Void) {
+            if groups[key] == nil {
+                guard groups.count < NewFailureScan.maximumGroups else { leftOut += events; return }
+                order.append(key)
+                groups[key] = Group(kind: isDecodeFailure ? "decode_failure" : "error")
+            }
+            change(&groups[key]!)
+            groups[key]!.events += events
+        }
     }
 
     struct Result {
         var failures: [NewFailure] = []
         var warnings: [TraceReadWarning] = []
+        /// Finished baseline files judged from their cached summary, not read.
+        var filesFromCache = 0
     }
 
-    func scan(paths: [String], at now: Int64) -> Result {
+    /// What identifies a file's ``FileFailureGroups`` in the cache: the rule's route scope
+    /// (its app-version scope is applied when the summary is used).
+    var cacheSignature: String { "new-failures-1\u{1}\(scope.route ?? "")" }
+
+    /// Judges the failures under `paths` at `now`, reading files in parallel. With a `cache`, a
+    /// finished file whose events all lie in the baseline is taken from its cached summary (read
+    /// and stored on a miss).
+    func scan(paths: [String], at now: Int64, cache: FileCountCache? = nil) -> Result {
         let windowStart = now - detection.window.milliseconds
         let baselineStart = windowStart - detection.baseline.milliseconds
-        let files = TraceFileSelection.select(TraceFileDiscovery.find(paths).files, overlapping: [baselineStart..<now])
+        let files = TraceFileSelection.plan(TraceFileDiscovery.find(paths).files, overlapping: [baselineStart..<now])
+        let spans = Dictionary(files.map { ($0.path, $0.finishedSpan) }) { a, _ in a }
+        let perFile = ParallelTraceReader.map(files.map(\.path)) { reader in
+            if let cache, let summary = cachedSummary(reader.path, finishedSpan: spans[reader.path] ?? nil, cache: cache),
+               summary.lies(in: baselineStart..<windowStart) {
+                var out = FileGroups(fromCache: true)
+                guard scope.appVersion == nil || scope.appVersion == summary.appVersion else { return out }
+                for g in summary.groups {
+                    out.add(g.key, isDecodeFailure: g.isDecodeFailure, events: g.count) { group in
+                        group.baselineVersions.insert(summary.appVersion)
+                        group.baselineLast = max(group.baselineLast, g.last)
+                    }
+                }
+                return out
+            }
+            return read(reader, baseline: baselineStart..<windowStart, window: windowStart..<now)
+        }
         var groups: [String: Group] = [:]
         var windowSessions: Set<String> = []
         var result = Result()
-        let route = scope.route.map { TextPattern($0) }
-        var groupsLeftOut = 0
-        for path in files {
-            var version = ""
-            let scan = TraceFileReader(path: path).forEachRecord(header: { header in
-                version = header.appVersion ?? ""
-                return scope.appVersion == nil || scope.appVersion == header.appVersion
-            }) { r, _ in
-                let ts = r.timestamp
-                guard ts >= baselineStart, ts < now else { return true }
-                let recent = ts >= windowStart
-                if recent, let s = r.session, windowSessions.count < Self.maximumSessions * 10 { windowSessions.insert(s.string) }
-                if let route, !(r.route.map { route.matches($0.string) } ?? false) { return true }
-                let key: String, kind: String
-                switch r.kind {
-                case .decodeFailure:
-                    kind = "decode_failure"
-                    key = "\(r.entity!.string) \(r.failureKind!.string) \(TraceEvent.DecodeFailure.foldIndices(r.path?.string ?? ""))"
-                case .error:
-                    kind = "error"
-                    key = r.identity!.string
-                default:
-                    return true
-                }
+        var groupsLeftOut: Int64 = 0
+        for file in perFile {
+            result.warnings += file.warnings
+            if file.fromCache { result.filesFromCache += 1 }
+            groupsLeftOut += file.leftOut
+            for s in file.windowSessions where windowSessions.count < Self.maximumSessions * 10 { windowSessions.insert(s) }
+            for key in file.order {
                 if groups[key] == nil {
-                    guard groups.count < Self.maximumGroups else { groupsLeftOut += 1; return true }
-                    groups[key] = Group(kind: kind)
-                }
-                if recent {
-                    groups[key]!.recentCount += 1
-                    if let s = r.session, groups[key]!.recentSessions.count < Self.maximumSessions { groups[key]!.recentSessions.insert(s.string) }
-                    groups[key]!.recentVersions.insert(version)
-                    if ts < groups[key]!.firstRecent {
-                        groups[key]!.firstRecent = ts
-                        groups[key]!.examplePath = r.path?.string
-                        groups[key]!.exampleMessage = r.message?.string
-                    }
+                    guard groups.count < Self.maximumGroups else { groupsLeftOut += file.groups[key]!.events; continue }
+                    groups[key] = file.groups[key]!
                 } else {
-                    groups[key]!.baselineVersions.insert(version)
-                    groups[key]!.baselineLast = max(groups[key]!.baselineLast, ts)
+                    groups[key]!.merge(file.groups[key]!)
                 }
-                return true
             }
-            result.warnings += scan.warnings
         }
         if groupsLeftOut > 0 {
             // Never silent: past the bound, failures of groups not yet seen are counted and said.
@@ -104,6 +134,52 @@ struct NewFailureScan {
         }
         result.failures.sort { ($0.sessions, $0.count, $0.group) > ($1.sessions, $1.count, $1.group) }
         return result
+    }
+
+    /// Reads one file's failures in the baseline and the window.
+    private func read(_ reader: TraceFileReader, baseline: Range<Int64>, window: Range<Int64>) -> FileGroups {
+        var out = FileGroups()
+        var version = ""
+        let route = scope.route.map { TextPattern($0) }
+        let scan = reader.forEachRecord(header: { header in
+            version = header.appVersion ?? ""
+            return scope.appVersion == nil || scope.appVersion == header.appVersion
+        }) { r, _ in
+            let ts = r.timestamp
+            let recent = window.contains(ts)
+            guard recent || baseline.contains(ts) else { return true }
+            if recent, let s = r.session, out.windowSessions.count < Self.maximumSessions * 10 { out.windowSessions.insert(s.string) }
+            if let route, !(r.route.map { route.matches($0.string) } ?? false) { return true }
+            guard let (key, isDecodeFailure) = FileFailureGroups.key(of: r) else { return true }
+            out.add(key, isDecodeFailure: isDecodeFailure) { g in
+                if recent {
+                    g.recentCount += 1
+                    if let s = r.session, g.recentSessions.count < Self.maximumSessions { g.recentSessions.insert(s.string) }
+                    g.recentVersions.insert(version)
+                    if ts < g.firstRecent {
+                        (g.firstRecent, g.examplePath, g.exampleMessage) = (ts, r.path?.string, r.message?.string)
+                    }
+                } else {
+                    g.baselineVersions.insert(version)
+                    g.baselineLast = max(g.baselineLast, ts)
+                }
+            }
+            return true
+        }
+        out.warnings = scan.warnings
+        return out
+    }
+
+    /// The cached (or, on a miss, freshly read and stored) summary of a finished file; nil for a
+    /// file that may still grow, claims too long a span, or has no usable summary.
+    private func cachedSummary(_ path: String, finishedSpan: Range<Int64>?, cache: FileCountCache) -> FileFailureGroups? {
+        guard let span = finishedSpan, span.upperBound - span.lowerBound <= WindowedFailureCounter.maximumCachedSpan,
+              let (size, modified) = WindowedFailureCounter.identity(of: path) else { return nil }
+        if let summary = cache.failureGroups(for: path, size: size, modified: modified, signature: cacheSignature) { return summary }
+        let route = scope.route.map { TextPattern($0) }
+        guard let summary = FileFailureGroups.read(TraceFileReader(path: path), route: route, maximumGroups: Self.maximumGroups) else { return nil }
+        cache.store(summary, for: path, size: size, modified: modified, signature: cacheSignature)
+        return summary
     }
 
     /// Orders app versions by their numeric dot components (`2.10` after `2.9`), then as text.
