@@ -29,16 +29,12 @@ extension AlertRunner {
     /// How long this run may take to deliver `due` at worst: every attempt timing out, every wait at its longest.
     func claimLength(of due: [Delivery]) -> Int64 {
         let sender = options.sender
-        let perAttempt = Self.milliseconds(sender.timeout) + Self.milliseconds(sender.maxRetryAfter) + 2_000
+        let perAttempt = sender.timeout.wholeMilliseconds + sender.maxRetryAfter.wholeMilliseconds + 2_000
         let total = due.reduce(Int64(0)) { sum, d in
-            let attempt = max(perAttempt, (d.notifier.timeout?.milliseconds ?? 0) + Self.milliseconds(sender.maxRetryAfter) + 2_000)
+            let attempt = max(perAttempt, (d.notifier.timeout?.milliseconds ?? 0) + sender.maxRetryAfter.wholeMilliseconds + 2_000)
             return sum + Int64(d.notifier.maxAttempts + 1) * attempt
         }
         return total + 60_000
-    }
-
-    static func milliseconds(_ d: Duration) -> Int64 {
-        d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// Renders and sends one delivery.

@@ -24,11 +24,11 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The wait after `failures` consecutive failures (1 for the first), given the server's `Retry-After`.
     public func delay(afterFailures failures: Int, retryAfter: Duration? = nil) -> Duration {
-        let initialSeconds = Self.seconds(initial)
-        let ceiling = min(Self.seconds(maximum), initialSeconds * pow(2, Double(min(max(failures, 1) - 1, 40))))
+        let initialSeconds = initial.inSeconds
+        let ceiling = min(maximum.inSeconds, initialSeconds * pow(2, Double(min(max(failures, 1) - 1, 40))))
         var seconds = Double.random(in: (ceiling / 2)...max(ceiling / 2, ceiling))
         if let retryAfter {
-            let floor = min(Self.seconds(retryAfter), Self.seconds(maximumRetryAfter))
+            let floor = min(retryAfter.inSeconds, maximumRetryAfter.inSeconds)
             seconds = max(seconds, floor + Double.random(in: 0...(floor * 0.1)))
         }
         return .milliseconds(Int64((seconds * 1000).rounded(.up)))
@@ -38,9 +38,5 @@ public struct RetryPolicy: Sendable, Equatable {
     /// dates; `inf`, negatives and garbage are nil), capped at an hour.
     public static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
         RetryAfter.parse(value, nowMilliseconds: Int64(now.timeIntervalSince1970 * 1000), cap: .seconds(3600))
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

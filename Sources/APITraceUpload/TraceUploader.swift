@@ -33,18 +33,21 @@ import FoundationNetworking
 /// uploader.pause()   // e.g. on an expensive network
 /// uploader.resume()
 /// ```
-public final class TraceUploader: @unchecked Sendable {
+public final class TraceUploader: Sendable {
     /// The configuration the uploader was created with.
     public let configuration: Configuration
 
     private let session: URLSession
     private let wakeup = Wakeup()
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
-    private var paused = false
-    private var stats = Statistics()
-    /// The token the collector last refused, handed to the provider so it can refresh.
-    private var refusedToken: String?
+    private let state = Locked(State())
+
+    private struct State {
+        var task: Task<Void, Never>?
+        var paused = false
+        var stats = Statistics()
+        /// The token the collector last refused, handed to the provider so it can refresh.
+        var refusedToken: String?
+    }
 
     /// Creates an uploader; nothing is sent before ``start()``.
     public init(configuration: Configuration) {
@@ -74,24 +77,24 @@ public final class TraceUploader: @unchecked Sendable {
     }
 
     deinit {
-        task?.cancel()
+        state.withLock { $0.task }?.cancel()
         session.invalidateAndCancel()
     }
 
     /// Starts uploading in the background. Calling it again does nothing.
     public func start() {
-        lock.withLock {
-            guard task == nil else { return }
-            task = Task.detached { [self] in await run() }
+        state.withLock { state in
+            guard state.task == nil else { return }
+            state.task = Task.detached { [self] in await run() }
         }
     }
 
     /// Stops uploading and waits until the background task has ended. A request in flight is
     /// cancelled; its file stays and is sent again by the next uploader (the collector stores it once).
     public func stop() async {
-        let current = lock.withLock { () -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
+        let current = state.withLock { state in
+            defer { state.task = nil }
+            return state.task
         }
         current?.cancel()
         await current?.value
@@ -99,17 +102,17 @@ public final class TraceUploader: @unchecked Sendable {
 
     /// Stops starting uploads (a request in flight finishes) until ``resume()``.
     public func pause() {
-        lock.withLock { paused = true }
+        state.withLock { $0.paused = true }
     }
 
     /// Uploads again after ``pause()``.
     public func resume() {
-        lock.withLock { paused = false }
+        state.withLock { $0.paused = false }
         wakeup.signal()
     }
 
     /// True between ``pause()`` and ``resume()``.
-    public var isPaused: Bool { lock.withLock { paused } }
+    public var isPaused: Bool { state.withLock { $0.paused } }
 
     /// Looks at the folder now rather than at the next scan (e.g. after the writer rotated a file).
     /// Does not cut short a backoff.
@@ -118,10 +121,10 @@ public final class TraceUploader: @unchecked Sendable {
     }
 
     /// What the uploader has done so far.
-    public var statistics: Statistics { lock.withLock { stats } }
+    public var statistics: Statistics { state.withLock { $0.stats } }
 
     func lockedUpdate(_ body: (inout Statistics) -> Void) {
-        lock.withLock { body(&stats) }
+        state.withLock { body(&$0.stats) }
     }
 
     /// Finished files waiting to be sent, oldest first.
@@ -130,7 +133,7 @@ public final class TraceUploader: @unchecked Sendable {
         let prefix = dir.hasSuffix("/") ? dir : dir + "/"
         let active = configuration.activeFile()
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
-        let settled = Date().timeIntervalSince1970 - RetryPolicy.seconds(configuration.minimumFileAge)
+        let settled = Date().timeIntervalSince1970 - configuration.minimumFileAge.inSeconds
         return names
             .filter { !$0.hasPrefix(".") && $0.hasSuffix(".jsonl.gz") }
             .sorted()
@@ -176,7 +179,7 @@ public final class TraceUploader: @unchecked Sendable {
                     let delay = authentication
                         ? configuration.retry.maximum
                         : configuration.retry.delay(afterFailures: failures, retryAfter: retryAfter)
-                    lock.withLock { stats.retries += 1 }
+                    state.withLock { $0.stats.retries += 1 }
                     configuration.onEvent(.willRetry(file: Self.name(path), delay: delay, reason: reason))
                     backoff = delay
                 }
@@ -232,7 +235,7 @@ public final class TraceUploader: @unchecked Sendable {
         if let active = configuration.activeFile(), active == path || Self.isSamePath(path, active) { return .done }
         let token: String
         do {
-            token = try await configuration.token.token(refused: lock.withLock { refusedToken })
+            token = try await configuration.token.token(refused: state.withLock { $0.refusedToken })
         } catch {
             return .retry(retryAfter: nil, reason: "the token provider failed: \(error)", authentication: false)
         }
@@ -254,14 +257,14 @@ public final class TraceUploader: @unchecked Sendable {
             return .retry(retryAfter: nil, reason: "network: \(error.localizedDescription)", authentication: false)
         }
         if status == 401 || status == 403 {
-            lock.withLock { refusedToken = token }
+            state.withLock { $0.refusedToken = token }
             configuration.diagnostics("the collector refused the token (HTTP \(status): \(responseText)); keeping the files and retrying")
             // A provider that has a new token gets it tried after the ordinary backoff, not the longest one.
             let fresh = try? await configuration.token.token(refused: token)
             let refreshed = fresh != nil && fresh != token
             return .retry(retryAfter: retryAfter, reason: "HTTP \(status): \(responseText)", authentication: !refreshed)
         }
-        lock.withLock { refusedToken = nil }
+        state.withLock { $0.refusedToken = nil }
         switch status {
         case 200..<300:
             let sha256Hex = UploadRequest.sha256Hex(body)
@@ -274,7 +277,7 @@ public final class TraceUploader: @unchecked Sendable {
             if unlink(path) != 0 && errno != ENOENT {
                 configuration.diagnostics("uploaded \(path) but cannot delete it: \(String(cString: strerror(errno)))")
             }
-            lock.withLock { stats.delivered += 1; stats.deliveredBytes += body.count }
+            state.withLock { $0.stats.delivered += 1; $0.stats.deliveredBytes += body.count }
             configuration.onEvent(.delivered(file: name, bytes: body.count, status: status))
             return .done
         case 300..<400:

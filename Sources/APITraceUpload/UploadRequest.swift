@@ -1,4 +1,5 @@
 import APITraceCapture
+import APITraceFormat
 import Crypto
 import Foundation
 
@@ -11,7 +12,7 @@ enum UploadRequest {
             "Content-Digest": "sha-256=:\(Data(SHA256.hash(data: body)).base64EncodedString()):",
         ]
         if let producer { headers["X-APITrace-Producer"] = producer }
-        return BackendRequest(method: "POST", url: endpoint, headers: headers, body: body, timeout: RetryPolicy.seconds(timeout))
+        return BackendRequest(method: "POST", url: endpoint, headers: headers, body: body, timeout: timeout.inSeconds)
     }
 
     /// Lowercase hex SHA-256 of `body`, as the collector names stored files.

@@ -59,13 +59,6 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
     }
 }
 
-extension Duration {
-    /// The duration in milliseconds, with sub-millisecond precision.
-    var traceMilliseconds: Double {
-        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-    }
-}
-
 extension Double {
     /// One decimal, as in `12.4`.
     var traceFormattedMilliseconds: String {

@@ -50,24 +50,22 @@ public struct URLSessionBackend: HTTPBackend {
 }
 
 /// Holds the task so cancellation can reach it.
-private final class TaskBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+private final class TaskBox: Sendable {
+    private let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
 
     func set(_ task: URLSessionDataTask) {
-        lock.lock()
-        self.task = task
-        let cancel = cancelled
-        lock.unlock()
+        let cancel = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
         if cancel { task.cancel() }
     }
 
     func cancel() {
-        lock.lock()
-        cancelled = true
-        let task = self.task
-        lock.unlock()
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
         task?.cancel()
     }
 }

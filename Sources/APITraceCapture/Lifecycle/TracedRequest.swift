@@ -62,7 +62,7 @@ public struct TracedRequest: Sendable {
 
     /// Ends the request with the response's status (any status, 500 included) and body size.
     public func finish(status: Int, bytesIn: Int64?, at end: ContinuousClock.Instant = .now) {
-        let durationMs = startedAt.duration(to: end).traceMilliseconds
+        let durationMs = startedAt.duration(to: end).inMilliseconds
         tracer.record(TraceEvent(traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
             bytesIn: bytesIn, bytesOut: bytesOut, error: nil, attempt: attempt
@@ -85,7 +85,7 @@ public struct TracedRequest: Sendable {
         identity: String, description: String? = nil, status: Int? = nil, bytesIn: Int64? = nil,
         at end: ContinuousClock.Instant = .now
     ) {
-        let durationMs = startedAt.duration(to: end).traceMilliseconds
+        let durationMs = startedAt.duration(to: end).inMilliseconds
         tracer.record(TraceEvent(traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
             bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt

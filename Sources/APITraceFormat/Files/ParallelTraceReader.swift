@@ -14,11 +14,9 @@ public enum ParallelTraceReader {
         guard !files.isEmpty else { return [] }
         let results = ResultSlots<T>(count: files.count)
         let workers = max(1, min(parallelism, files.count))
-        let next = ResultSlots<Int>(count: 1)
-        next.set(0, 0)
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
             while true {
-                let index = next.takeNext(limit: files.count)
+                let index = results.takeNext(limit: files.count)
                 guard let index else { return }
                 results.set(index, perFile(TraceFileReader(path: files[index])))
             }
@@ -27,24 +25,23 @@ public enum ParallelTraceReader {
     }
 }
 
-/// Slots written by several threads, each slot once, under a lock.
-private final class ResultSlots<T>: @unchecked Sendable {
-    private var slots: [T?]
-    private let lock = NSLock()
+/// Slots written by several threads, each slot once, and the index of the next file to take.
+private final class ResultSlots<T>: Sendable {
+    private let state: Locked<(slots: [T?], next: Int)>
 
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    init(count: Int) { state = Locked((Array(repeating: nil, count: count), 0)) }
 
     func set(_ index: Int, _ value: T) {
-        lock.lock(); slots[index] = value; lock.unlock()
+        state.withLock { $0.slots[index] = value }
     }
 
-    func values() -> [T] { lock.lock(); defer { lock.unlock() }; return slots.map { $0! } }
+    func values() -> [T] { state.withLock { $0.slots.map { $0! } } }
 
-    func takeNext(limit: Int) -> Int? where T == Int {
-        lock.lock(); defer { lock.unlock() }
-        let value = slots[0]!
-        guard value < limit else { return nil }
-        slots[0] = value + 1
-        return value
+    func takeNext(limit: Int) -> Int? {
+        state.withLock { state in
+            guard state.next < limit else { return nil }
+            defer { state.next += 1 }
+            return state.next
+        }
     }
 }

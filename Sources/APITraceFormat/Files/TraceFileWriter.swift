@@ -136,8 +136,7 @@ public final class TraceFileWriter: @unchecked Sendable {
             condition.lock()
             while pending.count < wakeThreshold && flushRequested == flushCompleted && !closing && clock.now < nextFlush {
                 let remaining = clock.now.duration(to: nextFlush)
-                let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
-                _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.001, seconds)))
+                _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.001, remaining.inSeconds)))
             }
             swap(&pending, &spare)
             let dropped = droppedBufferFull

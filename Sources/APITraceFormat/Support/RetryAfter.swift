@@ -15,7 +15,7 @@
 package enum RetryAfter {
     /// Parses `value` against the current time `nowMilliseconds` (ms since 1970); nil when it is not a valid `Retry-After`.
     package static func parse(_ value: some StringProtocol, nowMilliseconds: Int64, cap: Duration) -> Duration? {
-        let capMs = max(0, milliseconds(cap))
+        let capMs = max(0, cap.wholeMilliseconds)
         let text = value.trimmedOfBlanks()
         guard !text.isEmpty, text.utf8.count <= 64 else { return nil }
         if let ms = delaySeconds(text) { return .milliseconds(min(ms, capMs)) }
@@ -84,12 +84,6 @@ package enum RetryAfter {
         let doy = (153 * mp + 2) / 5 + Int64(day) - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         return era * 146_097 + doe - 719_468
-    }
-
-    private static func milliseconds(_ d: Duration) -> Int64 {
-        let (seconds, attoseconds) = d.components
-        guard seconds < Int64.max / 2000 else { return Int64.max / 2 }
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
 

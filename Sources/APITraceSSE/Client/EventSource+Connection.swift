@@ -64,7 +64,7 @@ extension EventSource {
         let delegate = StreamingDelegate()
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // URLSession's own read timeout must not fire before ours does.
-        sessionConfiguration.timeoutIntervalForRequest = max(configuration.idleTimeout.seconds * 2, 60)
+        sessionConfiguration.timeoutIntervalForRequest = max(configuration.idleTimeout.inSeconds * 2, 60)
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: nil)
         defer { session.invalidateAndCancel() }
@@ -110,7 +110,7 @@ extension EventSource {
                 openedAt = now
                 setState(.open)
                 trace(.init(phase: .open, route: configuration.route, attempt: attempt, status: response.statusCode,
-                            durationMs: (now - started).milliseconds))
+                            durationMs: (now - started).inMilliseconds))
             case .data(let data):
                 guard openedAt != nil else { continue }
                 let previousID = parser.lastEventID
@@ -148,7 +148,7 @@ extension EventSource {
         }
         let openFor = openedAt.map { clock.now - $0 }
         trace(.init(phase: .close, route: configuration.route, attempt: attempt, reason: reason, status: status,
-                    events: events, durationMs: openFor?.milliseconds))
+                    events: events, durationMs: openFor?.inMilliseconds))
         return reason == "closed_by_client" ? .cancelled : .dropped(openFor: openFor)
     }
 

@@ -1,3 +1,4 @@
+import APITraceFormat
 /// When an ``EventSource`` reconnects: exponential backoff with "equal jitter", a cap, and a reset
 /// once a connection stayed healthy.
 ///
@@ -35,28 +36,14 @@ public struct ReconnectPolicy: Sendable {
     /// The upper bound `d`, in milliseconds, of the delay before reconnect number `retry` (0 for the first
     /// after a healthy connection), given the server's `retry` in milliseconds if any. The delay lies in `d/2 ... d`.
     public func delayCeilingMilliseconds(retry: Int, serverRetryMilliseconds: Int?) -> Double {
-        let base = serverRetryMilliseconds.map(Double.init) ?? initialDelay.milliseconds
+        let base = serverRetryMilliseconds.map(Double.init) ?? initialDelay.inMilliseconds
         let exponential = base * Double(sign: .plus, exponent: min(retry, 62), significand: 1)
-        return min(maximumDelay.milliseconds, exponential)
+        return min(maximumDelay.inMilliseconds, exponential)
     }
 
     /// The delay in milliseconds before reconnect number `retry`: `d/2` plus a random part up to `d/2`.
     public func delayMilliseconds(retry: Int, serverRetryMilliseconds: Int?) -> Double {
         let half = delayCeilingMilliseconds(retry: retry, serverRetryMilliseconds: serverRetryMilliseconds) / 2
         return half + random(0...half)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
-    }
-
-    /// The duration in milliseconds, as a `Double` (exact for whole milliseconds).
-    var milliseconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) * 1000 + Double(attoseconds) / 1e15
     }
 }
