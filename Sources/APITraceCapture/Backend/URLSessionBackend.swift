@@ -23,7 +23,7 @@ public struct URLSessionBackend: HTTPBackend {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
         if let timeout = request.timeout { urlRequest.timeoutInterval = timeout }
-        let box = TaskBox()
+        let box = CancellableTask()
         // A data task with a completion handler: the async `data(for:)` is not on every Linux Foundation.
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<BackendResponse, any Error>) in
@@ -46,26 +46,5 @@ public struct URLSessionBackend: HTTPBackend {
         } onCancel: {
             box.cancel()
         }
-    }
-}
-
-/// Holds the task so cancellation can reach it.
-private final class TaskBox: Sendable {
-    private let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
-
-    func set(_ task: URLSessionDataTask) {
-        let cancel = state.withLock { state in
-            state.task = task
-            return state.cancelled
-        }
-        if cancel { task.cancel() }
-    }
-
-    func cancel() {
-        let task = state.withLock { state in
-            state.cancelled = true
-            return state.task
-        }
-        task?.cancel()
     }
 }
