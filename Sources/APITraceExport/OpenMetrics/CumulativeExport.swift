@@ -63,7 +63,7 @@ public struct CumulativeExport: Sendable, Codable {
     public mutating func add(
         file: String, keepFile: (TraceFileHeader) -> Bool = { _ in true }, keepEvent: (TraceEvent) -> Bool = { _ in true }
     ) -> TraceFileReader.Result? {
-        let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value
+        let size = FileStatus(path: file).map { UInt64(max(0, $0.size)) }
         if let size, size == sizes[Self.key(file)] { return nil }
         var keep = true
         var appVersion: String?

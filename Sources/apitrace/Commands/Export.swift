@@ -13,7 +13,9 @@ extension APITrace {
                 prometheus: request counts and errors, latency histograms per route \
                 (http_client_request_duration_seconds), decode failures per entity and path, recorded errors, \
                 SSE connection changes and dropped events, in the OpenMetrics text format (node_exporter's \
-                textfile collector reads it; see Dashboards/README.md). Request series carry the files' app_version.                 For periodic exports pass --state FILE: counters then only grow, each file's events are counted                 once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
+                textfile collector reads it; see Dashboards/README.md). Request series carry the files' app_version. \
+                For periodic exports pass --state FILE: counters then only grow, each file's events are counted \
+                once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
                 har: the requests of the traces (or of one --session) as HAR 1.2. Traces hold routes, not \
                 URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes.
                 Exit status: 0 when something was exported (warnings included), 1 when no usable trace was read, 64 for bad arguments.
@@ -66,34 +68,14 @@ extension APITrace {
                 }
             }
             var har = HARExporter(session: session)
-            var usable = 0
             let session = session
-            let keepEvent = { (event: TraceEvent) in filter.matches(event) && (session == nil || event.session == session) }
-            for path in TraceFileSelection.select(found.files, since: filter.since, until: filter.until) {
-                let result: TraceFileReader.Result
-                switch format {
-                case .prometheus:
-                    // nil: counted whole by an earlier run with this --state and unchanged since.
-                    guard let added = cumulative.add(file: path, keepFile: filter.matches(header:), keepEvent: keepEvent) else {
-                        usable += 1
-                        continue
-                    }
-                    result = added
-                case .har:
-                    var keep = true
-                    result = TraceFileReader(path: path).forEachLine { line, _ in
-                        switch line {
-                        case .header(let header): keep = filter.matches(header: header)
-                        case .event(let event) where keep && keepEvent(event): har.add(event)
-                        default: break
-                        }
-                    }
-                }
-                if result.isUsable { usable += 1 }
-                warnings += result.warnings.map(\.description)
-            }
+            let reader = TraceExportReader(
+                since: filter.since, until: filter.until, keepFile: filter.matches(header:),
+                keepEvent: { filter.matches($0) && (session == nil || $0.session == session) })
+            let read = format == .prometheus ? reader.read(found.files, into: &cumulative) : reader.read(found.files, into: &har)
+            warnings += read.warnings.map(\.description)
             for warning in warnings { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
-            guard usable > 0 else {
+            guard read.usableFiles > 0 else {
                 FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
                 throw ExitCode(1)
             }

@@ -1,0 +1,74 @@
+import APITraceFormat
+
+/// The read loop of an export: picks the files that can hold events of the time range (by name),
+/// reads each once, and hands the kept events to an OpenMetrics or HAR export.
+///
+/// ```swift
+/// var metrics = CumulativeExport(selection: "all")
+/// let read = TraceExportReader(keepEvent: { $0.session == "s-1" }).read(files, into: &metrics)
+/// print(metrics.metrics.text(), read.warnings)
+/// ```
+public struct TraceExportReader {
+    /// Earliest and latest event times that files are picked for (nil: open).
+    public var since: TraceTimestamp?
+    public var until: TraceTimestamp?
+    /// Which files (by header) and which events are exported.
+    public var keepFile: (TraceFileHeader) -> Bool
+    public var keepEvent: (TraceEvent) -> Bool
+
+    /// Creates a reader; by default every file and event is kept.
+    public init(
+        since: TraceTimestamp? = nil, until: TraceTimestamp? = nil,
+        keepFile: @escaping (TraceFileHeader) -> Bool = { _ in true }, keepEvent: @escaping (TraceEvent) -> Bool = { _ in true }
+    ) {
+        self.since = since
+        self.until = until
+        self.keepFile = keepFile
+        self.keepEvent = keepEvent
+    }
+
+    /// What a read found.
+    public struct Outcome: Sendable {
+        /// Trace files that could be read (or were counted whole before, for a cumulative export).
+        public var usableFiles = 0
+        /// Problems met, each naming its file (and line).
+        public var warnings: [TraceReadWarning] = []
+    }
+
+    /// Adds the kept events of `files` to a cumulative OpenMetrics export (files it counted whole
+    /// before and that have not grown are not read again).
+    public func read(_ files: [String], into export: inout CumulativeExport) -> Outcome {
+        forEachSelected(files) { path in
+            // nil: counted whole by an earlier run with this state and unchanged since.
+            export.add(file: path, keepFile: keepFile, keepEvent: keepEvent)
+        }
+    }
+
+    /// Adds the kept requests of `files` to a HAR export.
+    public func read(_ files: [String], into har: inout HARExporter) -> Outcome {
+        forEachSelected(files) { path in
+            var keep = true
+            return TraceFileReader(path: path).forEachLine { line, _ in
+                switch line {
+                case .header(let header): keep = keepFile(header)
+                case .event(let event) where keep && keepEvent(event): har.add(event)
+                default: break
+                }
+            }
+        }
+    }
+
+    /// Runs `read` on every file of the time range; a nil result is a file known usable unread.
+    private func forEachSelected(_ files: [String], _ read: (String) -> TraceFileReader.Result?) -> Outcome {
+        var outcome = Outcome()
+        for path in TraceFileSelection.select(files, since: since, until: until) {
+            guard let result = read(path) else {
+                outcome.usableFiles += 1
+                continue
+            }
+            if result.isUsable { outcome.usableFiles += 1 }
+            outcome.warnings += result.warnings
+        }
+        return outcome
+    }
+}
