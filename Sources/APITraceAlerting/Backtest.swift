@@ -53,6 +53,31 @@ public struct Backtest: Sendable {
         public var filesOpened = 0
         /// Reading problems.
         public var warnings: [TraceReadWarning] = []
+
+        /// What one rule did over the backtest.
+        public struct RuleTally: Sendable, Equatable {
+            /// Incidents opened (first pages).
+            public var incidents = 0
+            /// Pages sent: first pages and repeats.
+            public var pages = 0
+            /// Evaluations in which the rule fired.
+            public var firingEvaluations = 0
+        }
+
+        /// The tally of the rule named `rule`.
+        public func tally(rule: String) -> RuleTally {
+            let mine = events.filter { $0.rule == rule }
+            return RuleTally(
+                incidents: mine.filter { $0.transition == .triggered }.count, pages: mine.filter { $0.transition != .resolved }.count,
+                firingEvaluations: firingEvaluations[rule] ?? 0)
+        }
+
+        /// One printable line of a rule's tally: `api-errors: 1 incident, 1 page, firing in 10 of 101 evaluations (7 files read)`.
+        public func summaryLine(rule: String) -> String {
+            let t = tally(rule: rule)
+            func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+            return "\(rule): \(plural(t.incidents, "incident")), \(plural(t.pages, "page")), firing in \(t.firingEvaluations) of \(evaluations) evaluations (\(filesOpened) files read)"
+        }
     }
 
     /// Counts the traces under `paths` once and replays the evaluations.

@@ -93,11 +93,7 @@ extension APITrace {
             guard start <= end else { throw ValidationError("--since must not be after --until") }
             let result = Backtest(rules: loaded, since: start, until: end, step: AlertDuration(parsing: step)!).run(paths: [directory])
             for event in result.events { print(event.line) }
-            for rule in loaded.rules {
-                let pages = result.events.filter { $0.rule == rule.name && $0.transition != .resolved }.count
-                let incidents = result.events.filter { $0.rule == rule.name && $0.transition == .triggered }.count
-                print("\(rule.name): \(incidents) incident\(incidents == 1 ? "" : "s"), \(pages) page\(pages == 1 ? "" : "s"), firing in \(result.firingEvaluations[rule.name] ?? 0) of \(result.evaluations) evaluations (\(result.filesOpened) files read)")
-            }
+            for rule in loaded.rules { print(result.summaryLine(rule: rule.name)) }
             for warning in result.warnings { FileHandle.standardError.write(Data("apitrace alert: warning: \(warning)\n".utf8)) }
         }
     }
