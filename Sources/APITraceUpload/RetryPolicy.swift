@@ -24,9 +24,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The wait after `failures` consecutive failures (1 for the first), given the server's `Retry-After`.
     public func delay(afterFailures failures: Int, retryAfter: Duration? = nil) -> Duration {
-        let initialSeconds = initial.inSeconds
-        let ceiling = min(maximum.inSeconds, initialSeconds * pow(2, Double(min(max(failures, 1) - 1, 40))))
-        var seconds = Double.random(in: (ceiling / 2)...max(ceiling / 2, ceiling))
+        var seconds = Backoff(initial: initial, maximum: maximum).delayMilliseconds(retry: max(failures, 1) - 1) / 1000
         if let retryAfter {
             let floor = min(retryAfter.inSeconds, maximumRetryAfter.inSeconds)
             seconds = max(seconds, floor + Double.random(in: 0...(floor * 0.1)))

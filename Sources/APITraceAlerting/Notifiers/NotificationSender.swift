@@ -6,14 +6,15 @@ import FoundationNetworking
 
 /// Delivers rendered notifications: HTTP POSTs with retries, or a command run.
 ///
-/// HTTP: 2xx is delivered; 429, 5xx and network errors are retried with exponential backoff
-/// (honouring `Retry-After`, read by the one bounded parser ``RetryAfter``) up to the notifier's
+/// HTTP: 2xx is delivered; 429, 5xx and network errors are retried with the format module's
+/// exponential ``Backoff`` (equal jitter, capped at ``maxRetryAfter``; honouring `Retry-After`, read by the one bounded parser ``RetryAfter``) up to the notifier's
 /// `max_attempts`; a `Retry-After` longer than ``maxRetryAfter`` leaves the delivery for the next
 /// run. A 400 or 413 is tried once more with the smaller body (``NotificationRequest/trimmedBody``);
 /// other 4xx are not retried within the run. A command gets the notification JSON on standard
 /// input (see ``CommandDelivery``); exit status 0 is delivered.
 public struct NotificationSender: Sendable {
-    /// First backoff delay; doubled after each failed attempt.
+    /// Ceiling of the first backoff delay; doubled after each failed attempt (the delay is drawn
+    /// between half and all of it).
     public var backoff: Duration = .milliseconds(500)
     /// The longest `Retry-After` honoured within one run; longer waits leave the delivery for the next run.
     public var maxRetryAfter: Duration = .seconds(30)
@@ -44,7 +45,6 @@ public struct NotificationSender: Sendable {
     private func send(_ request: NotificationRequest) async -> Outcome {
         if request.notifier.kind == .command { return await runCommand(request) }
         guard let url = request.url else { return .rejected(attempts: 0, reason: "no URL") }
-        var delay = backoff
         let attempts = request.notifier.maxAttempts
         var lastReason = ""
         var body = request.body
@@ -86,12 +86,11 @@ public struct NotificationSender: Sendable {
                 lastReason = "network error (\(code)) reaching \(request.displayDestination)"
             }
             guard attempt < attempts else { break }
-            let wait = retryAfter ?? delay
+            let wait = retryAfter ?? .milliseconds(Int64(Backoff(initial: backoff, maximum: maxRetryAfter).delayMilliseconds(retry: attempt - 1).rounded(.up)))
             if wait > maxRetryAfter {
                 return .failed(attempts: attempt, reason: lastReason + "; Retry-After \(wait) is longer than this run waits (\(maxRetryAfter))")
             }
             try? await Task.sleep(for: wait)
-            delay = min(delay * 2, maxRetryAfter)
         }
         return .failed(attempts: attempt, reason: lastReason)
     }

@@ -36,14 +36,13 @@ public struct ReconnectPolicy: Sendable {
     /// The upper bound `d`, in milliseconds, of the delay before reconnect number `retry` (0 for the first
     /// after a healthy connection), given the server's `retry` in milliseconds if any. The delay lies in `d/2 ... d`.
     public func delayCeilingMilliseconds(retry: Int, serverRetryMilliseconds: Int?) -> Double {
-        let base = serverRetryMilliseconds.map(Double.init) ?? initialDelay.inMilliseconds
-        let exponential = base * Double(sign: .plus, exponent: min(retry, 62), significand: 1)
-        return min(maximumDelay.inMilliseconds, exponential)
+        backoff.ceilingMilliseconds(retry: retry, base: serverRetryMilliseconds.map(Double.init))
     }
 
     /// The delay in milliseconds before reconnect number `retry`: `d/2` plus a random part up to `d/2`.
     public func delayMilliseconds(retry: Int, serverRetryMilliseconds: Int?) -> Double {
-        let half = delayCeilingMilliseconds(retry: retry, serverRetryMilliseconds: serverRetryMilliseconds) / 2
-        return half + random(0...half)
+        backoff.delayMilliseconds(retry: retry, base: serverRetryMilliseconds.map(Double.init), random: random)
     }
+
+    private var backoff: Backoff { Backoff(initial: initialDelay, maximum: maximumDelay) }
 }
