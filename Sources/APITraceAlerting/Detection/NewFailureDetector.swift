@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// Adds a rule's ``AlertRule/NewFailureDetection`` to its detection: the rule fires when the
 /// ratio detection fires or a new or regressed failure is found.
 enum NewFailureDetector {
@@ -10,5 +12,3 @@ enum NewFailureDetector {
         return (d, found.warnings)
     }
 }
-
-import APITraceFormat

@@ -1,4 +1,5 @@
 import APITraceFormat
+import Foundation
 
 /// What a page says about an incident: the rate against its threshold, the windows, what failed
 /// most, and the command that shows the full picture.
@@ -131,5 +132,3 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
         return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
-
-import Foundation

@@ -1,4 +1,6 @@
 import APITraceFormat
+import Foundation
+
 /// A length of time in a rules file or the state, written `30s`, `5m`, `1h`, `2d`, combined `1h30m` or `1.5h`.
 ///
 /// ```swift
@@ -57,5 +59,3 @@ public struct AlertDuration: Sendable, Hashable, Comparable, Codable, CustomStri
         try container.encode(description)
     }
 }
-
-import Foundation

@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// What `apitrace alert` remembers between runs: open incidents, mutes, deliveries to retry.
 ///
 /// Stored as JSON in the state file (`--state`), written atomically under a lock by ``StateStore``.
@@ -146,8 +148,6 @@ public struct PendingDelivery: Sendable, Equatable, Codable {
     /// Whether another run is delivering it at wall-clock time `now`.
     public func isClaimed(at now: Int64) -> Bool { (claimedUntil ?? .min) > now }
 }
-
-import APITraceFormat
 
 enum TraceTimestampText {
     static func basic(_ ms: Int64) -> String { TraceTimestamp(millisecondsSince1970: ms).basicISO8601 }

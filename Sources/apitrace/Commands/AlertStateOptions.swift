@@ -1,4 +1,5 @@
 import APITraceAnalysis
+import APITraceFormat
 import ArgumentParser
 import Foundation
 
@@ -24,8 +25,6 @@ enum AlertTime {
         }
     }
 }
-
-import APITraceFormat
 
 /// A timestamp value for options (wrapping keeps ArgumentParser's parsing in one place).
 struct TraceTimestampValue {
