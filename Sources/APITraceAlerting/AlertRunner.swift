@@ -235,7 +235,7 @@ public struct AlertRunner: Sendable {
                 outcome.lines.append("\(stamp) \(rule.name) \(transition.rawValue.uppercased()) \(incident): \(notification?.summary ?? "closed without paging (it was muted)")")
             case .muted:
                 let mute = state.activeMute(for: rule.name, at: now)
-                outcome.lines.append("\(stamp) \(rule.name) MUTED \(incident) until \(TraceTimestampText.rfc(mute?.until ?? now)): \(detection.headline.map(Self.describe) ?? "")")
+                outcome.lines.append("\(stamp) \(rule.name) MUTED \(incident) until \(TraceTimestamp(millisecondsSince1970: mute?.until ?? now).rfc3339): \(detection.headline.map(Self.describe) ?? "")")
             case .firing, .recovering, .quiet:
                 if options.verbose {
                     outcome.lines.append("\(stamp) \(rule.name) \(transition.rawValue): \(detection.headline.map(Self.describe) ?? "no traffic")")

@@ -1,0 +1,62 @@
+import APITraceFormat
+
+/// One incident: a rule firing, from its first firing evaluation until it stays recovered.
+public struct Incident: Sendable, Equatable, Codable {
+    /// Stable id, used as PagerDuty's `dedup_key`: `apitrace/<rule>/<start>`.
+    public var id: String
+    /// The rule.
+    public var rule: String
+    /// First firing evaluation (ms since 1970).
+    public var started: Int64
+    /// Latest firing evaluation.
+    public var lastFiring: Int64
+    /// First evaluation of the current recovery, nil while firing.
+    public var recoveringSince: Int64?
+    /// Last time a trigger was made for the notifiers (delivered or not); drives `repeat_interval`.
+    public var lastTriggered: Int64?
+    /// Triggers made for the notifiers (first page and repeats), delivered or not.
+    public var triggers = 0
+    /// When the latest trigger that a notifier accepted was made; nil while none was delivered.
+    public var lastPaged: Int64?
+    /// Triggers that at least one notifier accepted.
+    public var pages = 0
+    /// Firing evaluations that a mute kept from paging.
+    public var mutedEvaluations = 0
+    /// When it resolved, for closed incidents.
+    public var resolved: Int64?
+    /// The latest trigger summary.
+    public var summary: String?
+
+    /// Creates an incident starting at `now`.
+    public init(rule: String, started: Int64) {
+        self.rule = rule
+        self.started = started
+        self.lastFiring = started
+        let name = TraceTimestamp(millisecondsSince1970: started).basicISO8601
+        self.id = String("apitrace/\(rule)/\(name)".prefix(255))
+    }
+}
+
+extension Incident {
+    private enum CodingKeys: String, CodingKey {
+        case id, rule, started, lastFiring, recoveringSince, lastTriggered, triggers, lastPaged, pages, mutedEvaluations, resolved, summary
+    }
+
+    /// Reads an incident, also from state files written before `last_triggered` and `triggers` existed.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        rule = try c.decode(String.self, forKey: .rule)
+        started = try c.decode(Int64.self, forKey: .started)
+        lastFiring = try c.decode(Int64.self, forKey: .lastFiring)
+        recoveringSince = try c.decodeIfPresent(Int64.self, forKey: .recoveringSince)
+        lastPaged = try c.decodeIfPresent(Int64.self, forKey: .lastPaged)
+        pages = try c.decodeIfPresent(Int.self, forKey: .pages) ?? 0
+        // Older files marked an incident paged before delivery: that mark was the trigger.
+        lastTriggered = try c.decodeIfPresent(Int64.self, forKey: .lastTriggered) ?? lastPaged
+        triggers = try c.decodeIfPresent(Int.self, forKey: .triggers) ?? pages
+        mutedEvaluations = try c.decodeIfPresent(Int.self, forKey: .mutedEvaluations) ?? 0
+        resolved = try c.decodeIfPresent(Int64.self, forKey: .resolved)
+        summary = try c.decodeIfPresent(String.self, forKey: .summary)
+    }
+}
