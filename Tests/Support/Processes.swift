@@ -13,15 +13,19 @@ public func builtProduct(_ name: String) throws -> URL {
 }
 
 /// Runs a command to completion and returns its exit status and output, blocking the calling thread.
+/// `environment` adds to (or replaces variables of) the test process's environment.
 ///
-/// From a test, prefer ``runOffPool(_:_:stdin:)``: every suite shares one process, and a test
+/// From a test, prefer ``runOffPool(_:_:stdin:environment:)``: every suite shares one process, and a test
 /// that blocks one of the few threads of Swift's cooperative pool can stall another suite's
 /// in-process server.
 @discardableResult
-public func run(_ executable: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: Data, stderr: Data) {
+public func run(
+    _ executable: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]
+) throws -> (status: Int32, stdout: Data, stderr: Data) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
@@ -39,12 +43,14 @@ public func run(_ executable: String, _ arguments: [String], stdin: Data? = nil)
     return (process.terminationStatus, outReader.wait(), errReader.wait())
 }
 
-/// ``run(_:_:stdin:)`` on a thread of its own, so the test's task waits without blocking the pool.
+/// ``run(_:_:stdin:environment:)`` on a thread of its own, so the test's task waits without blocking the pool.
 @discardableResult
-public func runOffPool(_ executable: String, _ arguments: [String], stdin: Data? = nil) async throws -> (status: Int32, stdout: Data, stderr: Data) {
+public func runOffPool(
+    _ executable: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]
+) async throws -> (status: Int32, stdout: Data, stderr: Data) {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
-            continuation.resume(with: Result { try run(executable, arguments, stdin: stdin) })
+            continuation.resume(with: Result { try run(executable, arguments, stdin: stdin, environment: environment) })
         }
     }
 }

@@ -7,31 +7,10 @@ struct ProcessResult: Sendable {
     var stderr: String
 }
 
-/// Runs a child process without blocking a Swift concurrency thread (the receiver answers on them).
+/// Runs a child process with the shared runner, off the cooperative pool (the receiver answers on it).
 func runChild(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    return try await withCheckedThrowingContinuation { continuation in
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        process.terminationHandler = { _ in group.leave() }
-        do { try process.run() } catch {
-            continuation.resume(throwing: error)
-            return
-        }
-        group.notify(queue: .global()) {
-            continuation.resume(returning: ProcessResult(
-                status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self)))
-        }
-    }
+    let out = try await runOffPool(executable, arguments, environment: environment)
+    return ProcessResult(status: out.status, stdout: String(decoding: out.stdout, as: UTF8.self), stderr: String(decoding: out.stderr, as: UTF8.self))
 }
 
 /// Runs `apitrace` with arguments.
