@@ -1,11 +1,12 @@
 import APITraceFormat
 
-/// The read loop of an export: picks the files that can hold events of the time range (by name),
-/// reads each once, and hands the kept events to an OpenMetrics or HAR export.
+/// The read loop of an export: finds the trace files under the given files or folders, picks those
+/// that can hold events of the time range (by name), reads each once, and hands the kept events to
+/// an OpenMetrics or HAR export.
 ///
 /// ```swift
 /// var metrics = CumulativeExport(selection: "all")
-/// let read = TraceExportReader(keepEvent: { $0.session == "s-1" }).read(files, into: &metrics)
+/// let read = TraceExportReader(keepEvent: { $0.session == "s-1" }).read(["traces/"], into: &metrics)
 /// print(metrics.metrics.text(), read.warnings)
 /// ```
 public struct TraceExportReader {
@@ -33,20 +34,22 @@ public struct TraceExportReader {
         public var usableFiles = 0
         /// Problems met, each naming its file (and line).
         public var warnings: [TraceReadWarning] = []
+        /// Every trace file found under the paths, read or not.
+        public var filesFound: [String] = []
     }
 
-    /// Adds the kept events of `files` to a cumulative OpenMetrics export (files it counted whole
-    /// before and that have not grown are not read again).
-    public func read(_ files: [String], into export: inout CumulativeExport) -> Outcome {
-        forEachSelected(files) { path in
+    /// Adds the kept events of the trace files under `paths` to a cumulative OpenMetrics export
+    /// (files it counted whole before and that have not grown are not read again).
+    public func read(_ paths: [String], into export: inout CumulativeExport) -> Outcome {
+        forEachSelected(paths) { path in
             // nil: counted whole by an earlier run with this state and unchanged since.
             export.add(file: path, keepFile: keepFile, keepEvent: keepEvent)
         }
     }
 
-    /// Adds the kept requests of `files` to a HAR export.
-    public func read(_ files: [String], into har: inout HARExporter) -> Outcome {
-        forEachSelected(files) { path in
+    /// Adds the kept requests of the trace files under `paths` to a HAR export.
+    public func read(_ paths: [String], into har: inout HARExporter) -> Outcome {
+        forEachSelected(paths) { path in
             var keep = true
             return TraceFileReader(path: path).forEachLine { line, _ in
                 switch line {
@@ -59,9 +62,10 @@ public struct TraceExportReader {
     }
 
     /// Runs `read` on every file of the time range; a nil result is a file known usable unread.
-    private func forEachSelected(_ files: [String], _ read: (String) -> TraceFileReader.Result?) -> Outcome {
-        var outcome = Outcome()
-        for path in TraceFileSelection.select(files, since: since, until: until) {
+    private func forEachSelected(_ paths: [String], _ read: (String) -> TraceFileReader.Result?) -> Outcome {
+        let found = TraceFileDiscovery.find(paths)
+        var outcome = Outcome(warnings: found.warnings, filesFound: found.files)
+        for path in TraceFileSelection.select(found.files, since: since, until: until) {
             guard let result = read(path) else {
                 outcome.usableFiles += 1
                 continue

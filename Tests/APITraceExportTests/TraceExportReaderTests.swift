@@ -31,7 +31,7 @@ import Testing
         let files = try hours()
         var har = HARExporter()
         let since = Self.start.adding(milliseconds: 2 * 3_600_000 + 1000)
-        let read = TraceExportReader(since: since, keepEvent: { $0.session == "a" }).read(files, into: &har)
+        let read = TraceExportReader(since: since, keepEvent: { $0.session == "a" }).read([dir], into: &har)
         // The first hour ended when the second began: only the last two files can hold such events.
         #expect(read.usableFiles == 2 && read.warnings.isEmpty)
         let archive = try JSONSerialization.jsonObject(with: har.archive()) as? [String: Any]

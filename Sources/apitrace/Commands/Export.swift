@@ -58,8 +58,6 @@ extension APITrace {
         func run() throws {
             let filter = try filters.filter()
             let sources = paths.isEmpty ? [TraceDirectory.default] : paths
-            let found = TraceFileDiscovery.find(sources)
-            var warnings = found.warnings.map(\.description)
             var cumulative = CumulativeExport(selection: selection)
             if let state {
                 do { cumulative = try CumulativeExport.load(path: state, selection: selection) } catch {
@@ -72,15 +70,14 @@ extension APITrace {
             let reader = TraceExportReader(
                 since: filter.since, until: filter.until, keepFile: filter.matches(header:),
                 keepEvent: { filter.matches($0) && (session == nil || $0.session == session) })
-            let read = format == .prometheus ? reader.read(found.files, into: &cumulative) : reader.read(found.files, into: &har)
-            warnings += read.warnings.map(\.description)
-            for warning in warnings { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
+            let read = format == .prometheus ? reader.read(sources, into: &cumulative) : reader.read(sources, into: &har)
+            for warning in read.warnings.map(\.description) { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
             guard read.usableFiles > 0 else {
                 FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
                 throw ExitCode(1)
             }
             if let state {
-                cumulative.forgetFiles(notIn: Set(found.files))
+                cumulative.forgetFiles(notIn: Set(read.filesFound))
                 do { try cumulative.save(path: state) } catch {
                     FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
                     throw ExitCode(1)
