@@ -120,7 +120,7 @@ public final class Tracer: Sendable {
 
     /// The `dropped` reason for decode failures held back by ``Configuration/decodeFailureRateLimit``;
     /// distinct from `rate_limited`, which counts errors.
-    public static let decodeFailureDropReason = "decode_failure_rate_limited"
+    package static let decodeFailureDropReason = "decode_failure_rate_limited"
 
     /// What decode failures are limited by: the same key failing in every element of a page is one group.
     static func decodeFailureGroup(_ failure: TraceEvent.DecodeFailure) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import APITraceFormat
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
