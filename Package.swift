@@ -236,6 +236,7 @@ let package = Package(
             dependencies: [
                 "APITraceTestSupport",
                 "APITraceCapture",
+                "APITraceFormat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

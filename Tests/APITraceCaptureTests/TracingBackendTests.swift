@@ -1,5 +1,6 @@
 import APITraceTestSupport
 import APITraceCapture
+import APITraceFormat
 import Foundation
 import Testing
 
