@@ -3,12 +3,12 @@
 /// ``TracedJSONDecoder`` binds it for the duration of a decode, so nothing shared is mutated.
 package struct DecodeContext: Sendable {
     /// Where decode failures go.
-    package var tracer: Tracer
+    package var tracer: APITracer
     /// Route of the response being decoded.
     package var route: String?
 
     /// Creates a context.
-    package init(tracer: Tracer, route: String? = nil) {
+    package init(tracer: APITracer, route: String? = nil) {
         self.tracer = tracer
         self.route = route
     }

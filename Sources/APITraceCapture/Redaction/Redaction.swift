@@ -1,7 +1,7 @@
 import APITraceFormat
 import Foundation
 
-/// What a ``Tracer`` hides before anything reaches a sink, a log line or an error message.
+/// What a ``APITracer`` hides before anything reaches a sink, a log line or an error message.
 ///
 /// Request events carry a route template, never a URL or headers. Free text that could hold a
 /// secret (error messages such as a `URLError` naming the failing URL, log lines, metadata and
