@@ -130,7 +130,9 @@ public final class APITracer: Sendable {
     private static let global = Locked<APITracer>(APITracer(sinks: []))
 
     /// The tracer set with ``bootstrap(_:)``; until then, one that records nothing.
-    public static var shared: APITracer { global.withLock { $0 } }
+    ///
+    /// Inside a task scoped to a tracer of its own (`APITraceTesting`'s `withTestTracer`), that tracer.
+    public static var shared: APITracer { scoped ?? global.withLock { $0 } }
 
     /// Sets the process-wide tracer.
     ///
