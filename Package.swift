@@ -3,7 +3,8 @@ import PackageDescription
 
 // The modules follow the data:
 //   APITraceCapture (in the client) -> APITraceFormat (trace files) -> APITraceAnalysis -> apitrace (CLI)
-// A lower module never imports a higher one.
+// A lower module never imports a higher one. APITraceTesting (users' tests: a scoped tracer, a stub
+// backend, synthetic traces) sits beside capture; the CLI's `generate` and the benchmarks use it.
 let package = Package(
     name: "apitrace",
     // The floors are what the code needs: ContinuousClock and Duration (macOS 13, iOS 16, tvOS 16,
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "APITraceAnalysis", targets: ["APITraceAnalysis"]),
         .library(name: "APITraceUpload", targets: ["APITraceUpload"]),
         .library(name: "APITraceCollector", targets: ["APITraceCollector"]),
+        .library(name: "APITraceTesting", targets: ["APITraceTesting"]),
         .executable(name: "apitrace", targets: ["apitrace"]),
         .executable(name: "apitrace-bench", targets: ["apitrace-bench"]),
     ],
@@ -98,6 +100,10 @@ let package = Package(
             ]
         ),
         .target(
+            name: "APITraceTesting",
+            dependencies: ["APITraceFormat", "APITraceCapture"]
+        ),
+        .target(
             name: "APITraceUpload",
             dependencies: [
                 "APITraceFormat",
@@ -128,6 +134,7 @@ let package = Package(
                 "APITraceAlerting",
                 "APITraceAnalysis",
                 "APITraceCollector",
+                "APITraceTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -141,6 +148,7 @@ let package = Package(
                 "APITraceAnalysis",
                 "APITraceUpload",
                 "APITraceDistributedTracing",
+                "APITraceTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -236,6 +244,7 @@ let package = Package(
             dependencies: [
                 "APITraceTestSupport",
                 "APITraceCapture",
+                "APITraceFormat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -288,7 +297,16 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceAnalysisTests",
-            dependencies: ["APITraceAnalysis", "APITraceFormat"]
+            dependencies: ["APITraceAnalysis", "APITraceFormat", "APITraceTesting"]
+        ),
+        .testTarget(
+            name: "APITraceTestingTests",
+            dependencies: [
+                "APITraceTestSupport",
+                "APITraceTesting",
+                "APITraceCapture",
+                "APITraceFormat",
+            ]
         ),
         .testTarget(
             name: "APITraceCLITests",

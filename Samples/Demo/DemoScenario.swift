@@ -36,7 +36,7 @@ struct DemoScenario {
         guard let port = await ports.next() else { throw DemoError("the sample server did not start") }
 
         let writer = TraceFileWriter(configuration: .init(directory: traceDirectory, app: "OtecDemo", appVersion: "1.0.0"))
-        let tracer = Tracer(sinks: [writer], configuration: .init(logging: .disabled, session: "demo-\(UUID().uuidString.prefix(8))"))
+        let tracer = APITracer(sinks: [writer], configuration: .init(logging: .disabled, session: "demo-\(UUID().uuidString.prefix(8))"))
         let outcome = await SampleClientRun(baseURL: URL(string: "http://127.0.0.1:\(port)")!, tracer: tracer).run(for: duration)
         tracer.flush()
         writer.close()

@@ -13,7 +13,7 @@ public struct NewsAPI: Sendable {
     let decoder: TracedJSONDecoder
 
     /// Creates the API client; events go to `tracer`.
-    public init(baseURL: URL, tracer: Tracer = .shared, session: URLSession = .shared) {
+    public init(baseURL: URL, tracer: APITracer = .shared, session: URLSession = .shared) {
         self.baseURL = baseURL
         backend = TracingBackend(URLSessionBackend(session: session), tracer: tracer, injectsTraceParent: true)
         decoder = TracedJSONDecoder(tracer: tracer)

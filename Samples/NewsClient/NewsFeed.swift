@@ -7,7 +7,7 @@ public final class NewsFeed: Sendable {
     private let source: EventSource
 
     /// Connects to `GET /news/stream`; its connects, drops and reconnects are traced.
-    public init(baseURL: URL, tracer: Tracer = .shared, idleTimeout: Duration = .seconds(5)) {
+    public init(baseURL: URL, tracer: APITracer = .shared, idleTimeout: Duration = .seconds(5)) {
         source = EventSource(configuration: .init(
             url: baseURL.appendingPathComponent("news/stream"),
             reconnect: ReconnectPolicy(initialDelay: .milliseconds(300), maximumDelay: .seconds(5), resetAfter: .seconds(10)),
@@ -15,7 +15,7 @@ public final class NewsFeed: Sendable {
     }
 
     /// Calls `onNews` for every item received, decoding each with a traced decoder.
-    public func start(tracer: Tracer = .shared, onNews: @escaping @Sendable (News) -> Void) {
+    public func start(tracer: APITracer = .shared, onNews: @escaping @Sendable (News) -> Void) {
         let decoder = TracedJSONDecoder(tracer: tracer)
         source.addListener(for: "news") { event in
             if let news = try? decoder.decode(News.self, from: Data(event.data.utf8), route: "/news/stream") {

@@ -12,11 +12,11 @@ public struct SampleClientRun: Sendable {
     }
 
     let api: NewsAPI
-    let tracer: Tracer
+    let tracer: APITracer
     let baseURL: URL
 
     /// Creates a run against `baseURL`, tracing into `tracer`.
-    public init(baseURL: URL, tracer: Tracer) {
+    public init(baseURL: URL, tracer: APITracer) {
         self.baseURL = baseURL
         self.tracer = tracer
         api = NewsAPI(baseURL: baseURL, tracer: tracer)

@@ -49,12 +49,12 @@ public struct TracingFutureBackend<Base: FutureBackend>: FutureBackend {
     /// The backend doing the work.
     public let base: Base
     /// Where events go.
-    public let tracer: Tracer
+    public let tracer: APITracer
     /// The route template for a request; `nil` normalizes the path.
     public let route: @Sendable (URLRequest) -> String?
 
     /// Wraps `base`.
-    public init(_ base: Base, tracer: Tracer = .shared, route: @escaping @Sendable (URLRequest) -> String? = { _ in nil }) {
+    public init(_ base: Base, tracer: APITracer = .shared, route: @escaping @Sendable (URLRequest) -> String? = { _ in nil }) {
         self.base = base
         self.tracer = tracer
         self.route = route

@@ -26,7 +26,7 @@ public struct FutureNewsRepository: Sendable {
     let decoder: TracedJSONDecoder
 
     /// Creates the repository; requests go through `backend`.
-    public init(baseURL: URL, backend: any FutureBackend, tracer: Tracer = .shared) {
+    public init(baseURL: URL, backend: any FutureBackend, tracer: APITracer = .shared) {
         self.baseURL = baseURL
         self.backend = backend
         self.decoder = TracedJSONDecoder(tracer: tracer)

@@ -43,7 +43,7 @@ public final class ServerSideNewsClient: Sendable {
     let decoder: TracedJSONDecoder
 
     /// Creates the client; `request` events go to `recorder`.
-    public init(baseURL: String, recorder: APITraceCapture.Tracer) {
+    public init(baseURL: String, recorder: APITracer) {
         self.baseURL = baseURL
         var configuration = HTTPClient.Configuration()
         configuration.tracing.tracer = RequestSpanTracer(recorder: recorder)

@@ -24,20 +24,20 @@ import Tracing
 /// With `forwardingTo`, every span (HTTP or not) also goes to that tracer (swift-otel, for example),
 /// and the trace ids are that tracer's.
 ///
-/// > Note: apitrace's own `Tracer` and swift-distributed-tracing's `Tracer` share a name; in a file
-/// > importing both, write `APITraceCapture.Tracer` and `Tracing.Tracer`.
+/// > Note: apitrace's recorder is named `APITracer` so that it never clashes with
+/// > swift-distributed-tracing's `Tracer` in a file importing both.
 public final class RequestSpanTracer: Tracing.Tracer {
     public typealias Span = RequestSpan
 
     /// Where `request` events go.
-    public let recorder: APITraceCapture.Tracer
+    public let recorder: APITracer
     /// The tracer every span is forwarded to, if any.
     public let forwardingTo: (any Tracing.Tracer)?
     /// Makes routes from `url.path` when a span has no `http.route`.
     public let normalizer: RouteNormalizer
 
     /// Creates a tracer recording into `recorder`, forwarding to `forwardingTo` when given.
-    public init(recorder: APITraceCapture.Tracer = .shared, forwardingTo: (any Tracing.Tracer)? = nil, normalizer: RouteNormalizer = RouteNormalizer()) {
+    public init(recorder: APITracer = .shared, forwardingTo: (any Tracing.Tracer)? = nil, normalizer: RouteNormalizer = RouteNormalizer()) {
         self.recorder = recorder
         self.forwardingTo = forwardingTo
         self.normalizer = normalizer
@@ -73,7 +73,7 @@ public final class RequestSpanTracer: Tracing.Tracer {
         )
     }
 
-    /// Does nothing: events are flushed by the recorder's sinks (``APITraceCapture/Tracer/flush()``).
+    /// Does nothing: events are flushed by the recorder's sinks (``APITraceCapture/APITracer/flush()``).
     public func forceFlush() {}
 
     public func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)

@@ -38,7 +38,7 @@ extension TraceContextProvider {
     /// (swift-otel, a ``RequestSpanTracer``, or any W3C tracer): requests made inside a span join its trace.
     ///
     /// ```swift
-    /// var configuration = Tracer.Configuration()
+    /// var configuration = APITracer.Configuration()
     /// configuration.traceContext = .serviceContext
     /// ```
     public static let serviceContext = TraceContextProvider {

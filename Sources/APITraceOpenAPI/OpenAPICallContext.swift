@@ -1,7 +1,7 @@
 import APITraceFormat
 
 /// What ``TracingClientMiddleware`` learned about the operation running in this task, read by
-/// ``APITraceCapture/Tracer/recordingDecodeFailures(entity:_:)`` when the response fails to decode.
+/// ``APITraceCapture/APITracer/recordingDecodeFailures(entity:_:)`` when the response fails to decode.
 final class OpenAPICallContext: Sendable {
     private let storedRoute = Locked<String?>(nil)
 

@@ -19,11 +19,11 @@ import OpenAPIRuntime
 /// ``APITraceCapture/RouteNormalizer``. The duration ends when the response head arrives: the body
 /// is streamed to the caller afterwards. `bytes_in` is the response's known length or `Content-Length`.
 ///
-/// Responses that fail to decode are recorded by ``APITraceCapture/Tracer/recordingDecodeFailures(entity:_:)``
+/// Responses that fail to decode are recorded by ``APITraceCapture/APITracer/recordingDecodeFailures(entity:_:)``
 /// around the client call, with the route this middleware chose.
 public struct TracingClientMiddleware: ClientMiddleware {
     /// Where events go.
-    public let tracer: Tracer
+    public let tracer: APITracer
     /// Route templates by operation id, such as `["getApp": "/apps/{id}"]`.
     public var routes: [String: String]
     /// Makes routes for operations not in ``routes``.
@@ -33,7 +33,7 @@ public struct TracingClientMiddleware: ClientMiddleware {
 
     /// Creates the middleware.
     public init(
-        tracer: Tracer = .shared, routes: [String: String] = [:], normalizer: RouteNormalizer = RouteNormalizer(),
+        tracer: APITracer = .shared, routes: [String: String] = [:], normalizer: RouteNormalizer = RouteNormalizer(),
         injectsTraceParent: Bool = false
     ) {
         self.tracer = tracer

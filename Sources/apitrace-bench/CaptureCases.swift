@@ -33,11 +33,11 @@ struct CaptureCases: Sendable {
     let only: String?
 
     func all() async -> [CaptureResult] {
-        let quiet = Tracer.Configuration(logging: .disabled)
-        let tracer = Tracer(sinks: [writer], configuration: quiet)
+        let quiet = APITracer.Configuration(logging: .disabled)
+        let tracer = APITracer(sinks: [writer], configuration: quiet)
         var unlimited = quiet
         unlimited.errorRateLimit = nil
-        let errorTracer = Tracer(sinks: [writer], configuration: unlimited)
+        let errorTracer = APITracer(sinks: [writer], configuration: unlimited)
         let url = URL(string: "https://api.example.com/apps/42?page=2")!
         let templated = BackendRequest(url: url, route: "/apps/{id}")
         let untemplated = BackendRequest(url: url)

@@ -1,5 +1,6 @@
 import APITraceAnalysis
 import APITraceFormat
+import APITraceTesting
 import Foundation
 
 /// A temporary folder removed when the value goes away.

@@ -1,5 +1,6 @@
 import APITraceAnalysis
 import APITraceFormat
+import APITraceTesting
 import Foundation
 import Testing
 

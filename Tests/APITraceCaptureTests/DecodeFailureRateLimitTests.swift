@@ -11,7 +11,7 @@ struct DecodeFailureRateLimitTests {
     func bigBadPage() throws {
         let logs = LogCollector()
         let sink = InMemoryTraceSink()
-        let tracer = Tracer(sinks: [sink], configuration: .init(logging: logs.function(minimumLevel: .warning)))
+        let tracer = APITracer(sinks: [sink], configuration: .init(logging: logs.function(minimumLevel: .warning)))
         let json = #"{"items":["# + Array(repeating: #"{"id":1}"#, count: 10_000).joined(separator: ",") + "]}"
         let page = try TracedJSONDecoder(tracer: tracer).decode(Page.self, from: Data(json.utf8), route: "/items")
         #expect(page.items.isEmpty)
@@ -21,7 +21,7 @@ struct DecodeFailureRateLimitTests {
         #expect(failures.allSatisfy { $0.entity == "Item" && $0.pathPattern == "items[*].name" })
         #expect(logs.records.count == 10)
         let dropped = sink.events.compactMap(\.dropped)
-        #expect(dropped.map(\.reason) == [Tracer.decodeFailureDropReason])
+        #expect(dropped.map(\.reason) == [APITracer.decodeFailureDropReason])
         // Written plus held back is every failure there was.
         #expect(failures.count + dropped.map(\.count).reduce(0, +) == 10_000)
     }
@@ -29,9 +29,9 @@ struct DecodeFailureRateLimitTests {
     @Test("groups are limited separately, and nil writes every failure")
     func groups() throws {
         let sink = InMemoryTraceSink()
-        var configuration = Tracer.Configuration(logging: .disabled)
+        var configuration = APITracer.Configuration(logging: .disabled)
         configuration.decodeFailureRateLimit = RateLimit(maxEvents: 2, per: .seconds(3600))
-        let tracer = Tracer(sinks: [sink], configuration: configuration)
+        let tracer = APITracer(sinks: [sink], configuration: configuration)
         for path in ["a", "b"] {
             for index in 0..<5 {
                 tracer.recordDecodeFailure(.init(entity: "X", kind: .keyNotFound, path: "items[\(index)].\(path)", message: ""))
@@ -39,9 +39,9 @@ struct DecodeFailureRateLimitTests {
         }
         #expect(sink.events.compactMap(\.decodeFailure).count == 4)
         let (unlimited, all) = (InMemoryTraceSink(), 50)
-        var off = Tracer.Configuration(logging: .disabled)
+        var off = APITracer.Configuration(logging: .disabled)
         off.decodeFailureRateLimit = nil
-        let everyFailure = Tracer(sinks: [unlimited], configuration: off)
+        let everyFailure = APITracer(sinks: [unlimited], configuration: off)
         for index in 0..<all {
             everyFailure.recordDecodeFailure(.init(entity: "X", kind: .keyNotFound, path: "items[\(index)].a", message: ""))
         }

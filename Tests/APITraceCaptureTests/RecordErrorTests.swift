@@ -74,12 +74,12 @@ struct RecordErrorTests {
         #expect(error.underlying == ["URLError.cannotConnectToHost", "NSPOSIXErrorDomain#61"])
     }
 
-    @Test("the global function records with Tracer.shared")
+    @Test("the global function records with APITracer.shared")
     func globalFunction() throws {
         let (tracer, sink) = makeTracer()
-        let previous = Tracer.shared
-        Tracer.bootstrap(tracer)
-        defer { Tracer.bootstrap(previous) }
+        let previous = APITracer.shared
+        APITracer.bootstrap(tracer)
+        defer { APITracer.bootstrap(previous) }
         recordError(NewsError.offline, userInfo: ["k": "v"])
         #expect(sink.events.first?.recordedError?.identity == "NewsError.offline")
     }

@@ -10,7 +10,7 @@ struct RedactionCoverageTests {
     struct Case: Sendable, CustomStringConvertible {
         var description: String
         var secret: String
-        var record: @Sendable (Tracer, URL) async throws -> Void
+        var record: @Sendable (APITracer, URL) async throws -> Void
     }
 
     struct Failure: Error, CustomStringConvertible {

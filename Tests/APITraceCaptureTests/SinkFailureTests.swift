@@ -19,7 +19,7 @@ struct SinkFailureTests {
             diagnostics: { message in diagnostics.withLock { $0.append(message) } }
         ))
         let memory = InMemoryTraceSink()
-        let tracer = Tracer(sinks: [writer, memory], configuration: .init(errorRateLimit: nil, logging: .disabled))
+        let tracer = APITracer(sinks: [writer, memory], configuration: .init(errorRateLimit: nil, logging: .disabled))
         try await TestServer.run { base in
             let backend = TracingBackend(URLSessionBackend(), tracer: tracer)
             for id in 1...5 {

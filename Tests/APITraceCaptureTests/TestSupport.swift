@@ -5,12 +5,12 @@ import Foundation
 func makeTracer(
     errorRateLimit: RateLimit? = nil, sampling: Sampling = Sampling(), logging: LoggingFunction = .disabled,
     redaction: Redaction = Redaction(), eventHook: (@Sendable (TraceEvent) -> TraceEvent?)? = nil
-) -> (Tracer, InMemoryTraceSink) {
+) -> (APITracer, InMemoryTraceSink) {
     let sink = InMemoryTraceSink()
-    let configuration = Tracer.Configuration(
+    let configuration = APITracer.Configuration(
         redaction: redaction, sampling: sampling, errorRateLimit: errorRateLimit, logging: logging, eventHook: eventHook
     )
-    return (Tracer(sinks: [sink], configuration: configuration), sink)
+    return (APITracer(sinks: [sink], configuration: configuration), sink)
 }
 
 extension TraceEvent {

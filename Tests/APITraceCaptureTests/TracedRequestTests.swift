@@ -46,9 +46,9 @@ struct TracedRequestTests {
     func traceContext() {
         let caller = TraceParent(traceID: "4bf92f3577b34da6a3ce929d0e0e4736", parentID: "00f067aa0ba902b7")
         let sink = InMemoryTraceSink()
-        var configuration = Tracer.Configuration(logging: .disabled)
+        var configuration = APITracer.Configuration(logging: .disabled)
         configuration.traceContext = TraceContextProvider { caller }
-        let tracer = Tracer(sinks: [sink], configuration: configuration)
+        let tracer = APITracer(sinks: [sink], configuration: configuration)
         let url = URL(string: "http://127.0.0.1/a")!
         let joined = tracer.startRequest(method: "GET", url: url, injectsTraceParent: true)
         let header = TraceParent(headerValue: joined.traceParentHeader ?? "")

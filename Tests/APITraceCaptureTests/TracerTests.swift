@@ -1,7 +1,7 @@
 import APITraceCapture
 import Testing
 
-@Suite("Tracer configuration")
+@Suite("APITracer configuration")
 struct TracerTests {
     @Test("the event hook can rewrite or drop any event, after redaction")
     func hook() {
@@ -25,7 +25,7 @@ struct TracerTests {
     @Test("the session id is stamped on events that have none")
     func session() {
         let sink = InMemoryTraceSink()
-        let tracer = Tracer(sinks: [sink], configuration: .init(logging: .disabled, session: "s-7"))
+        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled, session: "s-7"))
         tracer.record(TraceEvent(.log(.init(level: "info", message: "a"))))
         tracer.record(TraceEvent(session: "own", .log(.init(level: "info", message: "b"))))
         #expect(sink.events.map(\.session) == ["s-7", "own"])
@@ -35,7 +35,7 @@ struct TracerTests {
     func instances() {
         let first = InMemoryTraceSink()
         let second = InMemoryTraceSink()
-        let both = Tracer(sinks: [first, second], configuration: .init(logging: .disabled))
+        let both = APITracer(sinks: [first, second], configuration: .init(logging: .disabled))
         let (other, otherSink) = makeTracer()
         both.record(TraceEvent(.log(.init(level: "info", message: "x"))))
         #expect(first.events.count == 1)

@@ -1,5 +1,6 @@
 import APITraceTestSupport
 import APITraceCapture
+import APITraceFormat
 import Foundation
 import Testing
 
@@ -125,7 +126,7 @@ struct TracingBackendTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let writer = TraceFileWriter(configuration: .init(directory: directory))
-        let tracer = Tracer(sinks: [writer], configuration: .init(logging: .disabled))
+        let tracer = APITracer(sinks: [writer], configuration: .init(logging: .disabled))
         try await TestServer.run { base in
             let backend = TracingBackend(URLSessionBackend(), tracer: tracer)
             for id in 1...3 { _ = try await backend.perform(BackendRequest(url: base.appendingPathComponent("apps/\(id)"))) }

@@ -41,9 +41,9 @@ struct ForwardingAndContextTests {
     @Test("TraceContextProvider.serviceContext: a backend request inside a span joins the span's trace")
     func serviceContextProvider() async throws {
         let sink = InMemoryTraceSink()
-        var configuration = APITraceCapture.Tracer.Configuration(logging: .disabled)
+        var configuration = APITracer.Configuration(logging: .disabled)
         configuration.traceContext = .serviceContext
-        let recorder = APITraceCapture.Tracer(sinks: [sink], configuration: configuration)
+        let recorder = APITracer(sinks: [sink], configuration: configuration)
         let spans = RequestSpanTracer(recorder: recorder)
         try await TestServer.run { base in
             let backend = TracingBackend(URLSessionBackend(), tracer: recorder, injectsTraceParent: true)

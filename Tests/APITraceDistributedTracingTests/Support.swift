@@ -18,9 +18,9 @@ func withNewsServer<T: Sendable>(_ body: @Sendable (Int) async throws -> T) asyn
 }
 
 /// A tracer writing to memory with its own log lines off.
-func memoryTracer() -> (APITraceCapture.Tracer, InMemoryTraceSink) {
+func memoryTracer() -> (APITracer, InMemoryTraceSink) {
     let sink = InMemoryTraceSink()
-    return (APITraceCapture.Tracer(sinks: [sink], configuration: .init(logging: .disabled)), sink)
+    return (APITracer(sinks: [sink], configuration: .init(logging: .disabled)), sink)
 }
 
 extension TraceEvent {

@@ -79,7 +79,7 @@ struct GeneratedClientDecodeFailureTests {
     @Test("a response missing a key records a decode failure with the full path and the operation's route")
     func missingKey() async throws {
         let sink = InMemoryTraceSink()
-        let tracer = Tracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
         let routes = try OpenAPIRoutes.parse(document)
         try await TestServer.run { base in
             let middleware = TracingClientMiddleware(tracer: tracer, routes: routes)

@@ -24,7 +24,7 @@ struct TracingClientMiddlewareTests {
     @Test("a request records method, route by operation id, host, status, bytes and attempt")
     func routeFromOperation() async throws {
         let sink = InMemoryTraceSink()
-        let tracer = Tracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
         try await TestServer.run { base in
             let middleware = TracingClientMiddleware(tracer: tracer, routes: ["getApp": "/apps/{appID}"])
             let (response, body) = try await send(middleware, method: .get, path: "/apps/42", operationID: "getApp", base: base)
@@ -49,7 +49,7 @@ struct TracingClientMiddlewareTests {
     @Test("unknown operations get a normalized route; server errors keep their status; traceparent is injected")
     func normalizedAndErrors() async throws {
         let sink = InMemoryTraceSink()
-        let tracer = Tracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
         try await TestServer.run { base in
             let middleware = TracingClientMiddleware(tracer: tracer, injectsTraceParent: true)
             _ = try await send(middleware, method: .get, path: "/apps/7?token=abc", operationID: "getApp", base: base)
@@ -69,7 +69,7 @@ struct TracingClientMiddlewareTests {
     @Test("a transport failure records the error identity and rethrows")
     func transportFailure() async throws {
         let sink = InMemoryTraceSink()
-        let tracer = Tracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
         let closed = try await TestServer.run { $0 }
         let middleware = TracingClientMiddleware(tracer: tracer)
         await #expect(throws: (any Error).self) {

@@ -19,7 +19,7 @@ func makeSource(
 ) -> EventSource {
     var configuration = EventSource.Configuration(
         url: URL(string: path, relativeTo: base)!.absoluteURL, reconnect: policy, idleTimeout: .seconds(30),
-        tracer: Tracer(sinks: [sink]))
+        tracer: APITracer(sinks: [sink]))
     configure(&configuration)
     return EventSource(configuration: configuration)
 }

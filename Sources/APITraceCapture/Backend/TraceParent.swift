@@ -52,14 +52,18 @@ public struct TraceParent: Sendable, Equatable {
         text += parentID
         text += "-"
         text += String(unsafeUninitializedCapacity: 2) { buffer in
-            buffer[0] = Self.digits[Int(flags >> 4)]
-            buffer[1] = Self.digits[Int(flags & 15)]
+            buffer[0] = Self.digit(UInt64(flags >> 4))
+            buffer[1] = Self.digit(UInt64(flags & 15))
             return 2
         }
         return text
     }
 
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The lowercase hex digit of `value` (0...15); arithmetic, not a table, so no lazy global on the hot path.
+    @inline(__always)
+    private static func digit(_ value: UInt64) -> UInt8 {
+        UInt8(truncatingIfNeeded: value < 10 ? 48 + value : 87 + value)
+    }
 
     /// Lowercase hex of the values, 16 digits each, written straight into the string's storage.
     private static func hex(_ values: UInt64...) -> String {
@@ -67,7 +71,7 @@ public struct TraceParent: Sendable, Equatable {
             var index = 0
             for value in values {
                 for shift in stride(from: 60, through: 0, by: -4) {
-                    buffer[index] = digits[Int((value >> UInt64(shift)) & 15)]
+                    buffer[index] = digit((value >> UInt64(shift)) & 15)
                     index += 1
                 }
             }

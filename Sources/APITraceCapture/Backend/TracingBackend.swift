@@ -18,14 +18,14 @@ public struct TracingBackend<Base: HTTPBackend>: HTTPBackend {
     /// The backend that performs the requests.
     public let base: Base
     /// Where events go.
-    public let tracer: Tracer
+    public let tracer: APITracer
     /// Adds a W3C `traceparent` header (unless the request has one) and writes its trace id as `trace_id`.
     public var injectsTraceParent: Bool
     /// Makes routes for requests without a template.
     public var normalizer: RouteNormalizer
 
     /// Wraps `base`.
-    public init(_ base: Base, tracer: Tracer = .shared, injectsTraceParent: Bool = false, normalizer: RouteNormalizer = RouteNormalizer()) {
+    public init(_ base: Base, tracer: APITracer = .shared, injectsTraceParent: Bool = false, normalizer: RouteNormalizer = RouteNormalizer()) {
         self.base = base
         self.tracer = tracer
         self.injectsTraceParent = injectsTraceParent

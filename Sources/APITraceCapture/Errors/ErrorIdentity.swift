@@ -22,7 +22,7 @@ public enum ErrorIdentity {
 
     /// Identities of the errors `error` wraps, outermost first, up to 8 deep: from
     /// ``TraceableError/underlyingErrors`` and from `NSUnderlyingErrorKey`.
-    public static func underlyingChain(of error: any Error) -> [String] {
+    package static func underlyingChain(of error: any Error) -> [String] {
         var chain: [String] = []
         var current = underlying(of: error)
         while let next = current.first, chain.count < 8 {
@@ -33,7 +33,7 @@ public enum ErrorIdentity {
     }
 
     /// The identity computed without ``TraceableError``: enum case, URL error name, domain and code, or type.
-    public static func reflectedIdentity(of error: any Error) -> String {
+    package static func reflectedIdentity(of error: any Error) -> String {
         let type = Swift.type(of: error)
         if let name = EnumCaseName.of(error) {
             // Enum identities are cached by type and case: the hot path of `recordError`.

@@ -3,7 +3,7 @@ import APITraceFormat
 /// One request in flight: the single lifecycle every adapter uses (``TracingBackend``, the OpenAPI
 /// middleware, the URLSession wrapper, the distributed-tracing tracer, the SSE client).
 ///
-/// Start it with ``Tracer/startRequest(method:url:route:normalizer:attempt:bytesOut:traceParent:injectsTraceParent:)``
+/// Start it with ``APITracer/startRequest(method:url:route:normalizer:attempt:bytesOut:traceParent:injectsTraceParent:)``
 /// just before sending, send ``traceParentHeader`` when it is set, then end it exactly once with
 /// ``finish(status:bytesIn:at:)`` when the response arrived (whatever its status) or
 /// ``fail(_:status:bytesIn:at:)`` when it did not:
@@ -20,11 +20,11 @@ import APITraceFormat
 /// ```
 ///
 /// The `request` event goes through the tracer's steps (sampling, redaction, session, then
-/// ``Tracer/Configuration/eventHook``, where you add or rewrite fields), and one log line follows:
+/// ``APITracer/Configuration/eventHook``, where you add or rewrite fields), and one log line follows:
 /// `debug` on a response, `warning` when no response arrived, both with the duration.
 public struct TracedRequest: Sendable {
     /// Where the event goes.
-    public let tracer: Tracer
+    public let tracer: APITracer
     /// HTTP method, upper case.
     public var method: String
     /// Route template, such as `/apps/{id}`.
@@ -43,9 +43,9 @@ public struct TracedRequest: Sendable {
     /// When the request started, on the monotonic clock.
     public let startedAt: ContinuousClock.Instant
 
-    /// Creates a request in flight; adapters call ``Tracer/startRequest(method:route:host:attempt:bytesOut:traceID:startedAt:)`` instead.
+    /// Creates a request in flight; adapters call ``APITracer/startRequest(method:route:host:attempt:bytesOut:traceID:startedAt:)`` instead.
     init(
-        tracer: Tracer, method: String, route: String, host: String?, attempt: Int, bytesOut: Int64?,
+        tracer: APITracer, method: String, route: String, host: String?, attempt: Int, bytesOut: Int64?,
         traceID: String?, traceParentHeader: String?, startedAt: ContinuousClock.Instant
     ) {
         self.tracer = tracer

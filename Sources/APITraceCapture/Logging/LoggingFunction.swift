@@ -5,7 +5,7 @@ import Foundation
 /// Use a preset or any closure:
 ///
 /// ```swift
-/// var configuration = Tracer.Configuration()
+/// var configuration = APITracer.Configuration()
 /// configuration.logging = .stderr(minimumLevel: .debug)   // readable lines on standard error
 /// configuration.logging = .disabled                        // nothing
 /// configuration.logging = .swiftLog(Logger(label: "api"))  // into swift-log

@@ -15,7 +15,7 @@ public struct TraceLogHandler: LogHandler {
     /// The logger's label, written as the event's `source`.
     public let label: String
     /// Where the events go.
-    public let tracer: Tracer
+    public let tracer: APITracer
     /// Lines below this level are dropped by `Logger`. Default `info`.
     public var logLevel: Logger.Level
     /// Metadata added to every line of this handler.
@@ -24,7 +24,7 @@ public struct TraceLogHandler: LogHandler {
     public var metadataProvider: Logger.MetadataProvider?
 
     /// Creates a handler recording into `tracer`.
-    public init(label: String, tracer: Tracer, logLevel: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = nil) {
+    public init(label: String, tracer: APITracer, logLevel: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = nil) {
         self.label = label
         self.tracer = tracer
         self.logLevel = logLevel

@@ -1,18 +1,18 @@
 /// What a decode in progress is for: read by ``LossyArray`` to record skipped elements.
 ///
 /// ``TracedJSONDecoder`` binds it for the duration of a decode, so nothing shared is mutated.
-public struct DecodeContext: Sendable {
+package struct DecodeContext: Sendable {
     /// Where decode failures go.
-    public var tracer: Tracer
+    package var tracer: APITracer
     /// Route of the response being decoded.
-    public var route: String?
+    package var route: String?
 
     /// Creates a context.
-    public init(tracer: Tracer, route: String? = nil) {
+    package init(tracer: APITracer, route: String? = nil) {
         self.tracer = tracer
         self.route = route
     }
 
     /// The context of the decode running on this task or thread, if any.
-    @TaskLocal public static var current: DecodeContext?
+    @TaskLocal package static var current: DecodeContext?
 }

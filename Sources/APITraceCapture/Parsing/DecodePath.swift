@@ -1,7 +1,7 @@
 /// Writes coding paths the way traces show them: `data.apps[3].stability`.
-public enum DecodePath {
+package enum DecodePath {
     /// The path for `codingPath`: keys joined with `.`, array indices as `[n]`.
-    public static func string(_ codingPath: [any CodingKey]) -> String {
+    package static func string(_ codingPath: [any CodingKey]) -> String {
         var text = ""
         for key in codingPath {
             if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == String(index) {

@@ -11,10 +11,10 @@ import Foundation
 /// ```
 public struct DictionaryParser: Sendable {
     /// Where failures go.
-    public let tracer: Tracer
+    public let tracer: APITracer
 
     /// Creates a parser.
-    public init(tracer: Tracer = .shared) {
+    public init(tracer: APITracer = .shared) {
         self.tracer = tracer
     }
 

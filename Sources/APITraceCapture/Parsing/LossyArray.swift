@@ -9,7 +9,7 @@ import APITraceFormat
 /// }
 /// ```
 ///
-/// Inside ``TracedJSONDecoder`` failures go to its tracer with its route; elsewhere to ``Tracer/shared``.
+/// Inside ``TracedJSONDecoder`` failures go to its tracer with its route; elsewhere to ``APITracer/shared``.
 @propertyWrapper
 public struct LossyArray<Element: Decodable>: Decodable {
     /// The elements that decoded.
@@ -36,7 +36,7 @@ public struct LossyArray<Element: Decodable>: Decodable {
                     if container.currentIndex == index { break }
                     continue
                 }
-                let tracer = context?.tracer ?? Tracer.shared
+                let tracer = context?.tracer ?? APITracer.shared
                 tracer.recordDecodeFailure(TraceEvent.DecodeFailure(error, entity: String(describing: Element.self), route: context?.route))
                 if container.currentIndex == index { _ = try? container.decode(Skipped.self) }
             }

@@ -18,12 +18,12 @@ import Foundation
 /// The payload is never copied into the trace.
 public struct TracedJSONDecoder: Sendable {
     /// Where failures go.
-    public let tracer: Tracer
+    public let tracer: APITracer
     /// The decoder doing the work; configure it before handing it over and do not change it afterwards.
     public let decoder: JSONDecoder
 
     /// Creates a traced decoder.
-    public init(tracer: Tracer = .shared, decoder: JSONDecoder = JSONDecoder()) {
+    public init(tracer: APITracer = .shared, decoder: JSONDecoder = JSONDecoder()) {
         self.tracer = tracer
         self.decoder = decoder
     }
@@ -60,7 +60,7 @@ extension TracedJSONDecoder {
     }
 }
 
-extension Tracer {
+extension APITracer {
     /// Records a decode failure and logs it at `warning`.
     public func recordDecodeFailure(_ failure: TraceEvent.DecodeFailure) {
         guard submit(TraceEvent(.decodeFailure(failure))) else { return }

@@ -1,7 +1,7 @@
 import APITraceFormat
 import Foundation
 
-/// What a ``Tracer`` hides before anything reaches a sink, a log line or an error message.
+/// What a ``APITracer`` hides before anything reaches a sink, a log line or an error message.
 ///
 /// Request events carry a route template, never a URL or headers. Free text that could hold a
 /// secret (error messages such as a `URLError` naming the failing URL, log lines, metadata and
@@ -43,7 +43,7 @@ public struct Redaction: Sendable, Equatable {
     }
 
     /// Whether a header's value must be hidden.
-    public func isSensitiveHeader(_ name: String) -> Bool {
+    package func isSensitiveHeader(_ name: String) -> Bool {
         let lower = name.lowercased()
         return headerNames.contains(lower) || isSensitiveParameter(lower)
     }
@@ -51,13 +51,13 @@ public struct Redaction: Sendable, Equatable {
     /// Whether the value after `name:` in free text must be hidden: a sensitive header, or a name
     /// ending with a sensitive word (`X-Auth-Token`, `apiKey`). Unlike query parameters, a word
     /// inside the name does not count, so `keyNotFound: ...` in an error message stays readable.
-    public func isSensitiveLabel(_ name: String) -> Bool {
+    package func isSensitiveLabel(_ name: String) -> Bool {
         let lower = name.lowercased()
         return headerNames.contains(lower) || queryParameterNames.contains { lower.hasSuffix($0) }
     }
 
     /// Whether a query parameter's value must be hidden.
-    public func isSensitiveParameter(_ name: String) -> Bool {
+    package func isSensitiveParameter(_ name: String) -> Bool {
         let lower = Array(name.lowercased().utf8)
         for word in queryParameterNames where Self.contains(lower, Array(word.utf8)) { return true }
         return false
@@ -116,7 +116,7 @@ public struct Redaction: Sendable, Equatable {
 
     /// Whether the value under a metadata or user-info key must be hidden: a sensitive header name
     /// (`cookie`, `authorization`, `proxy-authorization`, ...) or a name containing a sensitive word.
-    public func isSensitiveKey(_ name: String) -> Bool {
+    package func isSensitiveKey(_ name: String) -> Bool {
         isSensitiveHeader(name)
     }
 

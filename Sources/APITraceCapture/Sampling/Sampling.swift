@@ -1,4 +1,4 @@
-/// Which successful requests a ``Tracer`` keeps. Failed requests (status 400 and up, or a transport
+/// Which successful requests a ``APITracer`` keeps. Failed requests (status 400 and up, or a transport
 /// error) are always kept.
 ///
 /// Kept successful requests carry `sample_rate`, so a reader scales their counts by `1 / rate`.

@@ -1,6 +1,6 @@
 import APITraceFormat
 
-/// Where a ``Tracer`` sends events: a trace file writer, memory (for tests), or several.
+/// Where a ``APITracer`` sends events: a trace file writer, memory (for tests), or several.
 ///
 /// `record(_:)` is called on the caller's thread, so it must return in nanoseconds and never do I/O.
 public protocol TraceSink: Sendable {

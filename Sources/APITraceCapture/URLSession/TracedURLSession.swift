@@ -1,4 +1,5 @@
 import Foundation
+import APITraceFormat
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,7 +23,7 @@ public final class TracedURLSession: Sendable {
     /// The session doing the work.
     public let session: URLSession
     /// Where events go.
-    public let tracer: Tracer
+    public let tracer: APITracer
     /// Makes routes for requests ``route(for:)`` leaves to it.
     public let normalizer: RouteNormalizer
     /// Adds a W3C `traceparent` header (unless the request has one) and writes its trace id.
@@ -32,7 +33,7 @@ public final class TracedURLSession: Sendable {
 
     /// Wraps `session`.
     public init(
-        _ session: URLSession = .shared, tracer: Tracer = .shared, normalizer: RouteNormalizer = RouteNormalizer(),
+        _ session: URLSession = .shared, tracer: APITracer = .shared, normalizer: RouteNormalizer = RouteNormalizer(),
         injectsTraceParent: Bool = false, route: @escaping @Sendable (URLRequest) -> String? = { _ in nil }
     ) {
         self.session = session

@@ -3,6 +3,9 @@ import CZlib
 /// Writes a gzip stream through zlib's C API (`deflateInit2` with a gzip wrapper).
 ///
 /// Not thread-safe: one writer thread owns it.
+// Public, not `package`, only because the fuzz targets (Fuzz/, a package of their own, which
+// cannot see `package` declarations) gzip their inputs with it; `APITraceCapture` does not
+// re-export it.
 public final class GzipDeflater {
     /// How much of the pending input must become decodable output.
     public enum Flush {

@@ -4,16 +4,16 @@ import CZlib
 ///
 /// Feed compressed bytes with ``inflate(_:into:)`` as they are read; call ``finish()`` at the end
 /// of the input to learn whether the stream was complete. Not thread-safe.
-public final class GzipInflater {
+package final class GzipInflater {
     private let stream: UnsafeMutablePointer<z_stream>
     private var chunk = [UInt8](repeating: 0, count: 256 * 1024)
     /// Compressed bytes consumed so far.
-    public private(set) var compressedOffset: Int = 0
+    package private(set) var compressedOffset: Int = 0
     /// True between members: the last member ended and no byte of another has been read.
-    public private(set) var isAtMemberBoundary = true
+    package private(set) var isAtMemberBoundary = true
 
     /// Prepares to read gzip data.
-    public init() throws(GzipError) {
+    package init() throws(GzipError) {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = apitrace_inflateInit2(stream, 15 + 16)
@@ -32,7 +32,7 @@ public final class GzipInflater {
     ///
     /// Throws ``GzipError`` with kind `.corrupt` and the offset of the damage; everything before
     /// it has already been handed to `sink`.
-    public func inflate(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package func inflate(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard input.count > 0 else { return }
         var remaining = input
         while remaining.count > 0 {
@@ -84,7 +84,7 @@ public final class GzipInflater {
     }
 
     /// Ends reading: throws a `.truncated` error when the input stopped inside a gzip member.
-    public func finish() throws(GzipError) {
+    package func finish() throws(GzipError) {
         if !isAtMemberBoundary {
             throw GzipError(kind: .truncated, offset: compressedOffset)
         }

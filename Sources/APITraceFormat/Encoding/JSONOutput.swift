@@ -1,31 +1,31 @@
 /// Appends JSON text to a byte buffer: the fast, allocation-light half of the trace encoding.
 ///
 /// Field order is the caller's; object punctuation is tracked so callers only name fields.
-public struct JSONOutput {
+package struct JSONOutput {
     /// The bytes written so far.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
     private var needsComma = false
 
     /// Creates an output, optionally reusing a buffer's capacity.
-    public init(reusing buffer: [UInt8] = []) {
+    package init(reusing buffer: [UInt8] = []) {
         bytes = buffer
         bytes.removeAll(keepingCapacity: true)
     }
 
     /// Starts an object.
-    public mutating func beginObject() {
+    package mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
     }
 
     /// Ends an object.
-    public mutating func endObject() {
+    package mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         needsComma = true
     }
 
     /// Writes `"name":` with the separator before it.
-    public mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -42,47 +42,47 @@ public struct JSONOutput {
     }
 
     /// Writes a string field.
-    public mutating func field(_ name: StaticString, _ value: String) {
+    package mutating func field(_ name: StaticString, _ value: String) {
         key(name); appendString(value)
     }
 
     /// Writes a string field unless the value is `nil`.
-    public mutating func field(_ name: StaticString, _ value: String?) {
+    package mutating func field(_ name: StaticString, _ value: String?) {
         if let value { field(name, value) }
     }
 
     /// Writes an integer field.
-    public mutating func field(_ name: StaticString, _ value: Int64) {
+    package mutating func field(_ name: StaticString, _ value: Int64) {
         key(name); appendInteger(value)
     }
 
     /// Writes an integer field unless the value is `nil`.
-    public mutating func field(_ name: StaticString, _ value: Int64?) {
+    package mutating func field(_ name: StaticString, _ value: Int64?) {
         if let value { field(name, value) }
     }
 
     /// Writes an integer field.
-    public mutating func field(_ name: StaticString, _ value: Int) {
+    package mutating func field(_ name: StaticString, _ value: Int) {
         field(name, Int64(value))
     }
 
     /// Writes an integer field unless the value is `nil`.
-    public mutating func field(_ name: StaticString, _ value: Int?) {
+    package mutating func field(_ name: StaticString, _ value: Int?) {
         if let value { field(name, Int64(value)) }
     }
 
     /// Writes a number field with at most three decimals.
-    public mutating func field(_ name: StaticString, _ value: Double) {
+    package mutating func field(_ name: StaticString, _ value: Double) {
         key(name); appendNumber(value)
     }
 
     /// Writes a number field unless the value is `nil`.
-    public mutating func field(_ name: StaticString, _ value: Double?) {
+    package mutating func field(_ name: StaticString, _ value: Double?) {
         if let value { field(name, value) }
     }
 
     /// Writes a timestamp field as RFC 3339 text.
-    public mutating func field(_ name: StaticString, _ value: TraceTimestamp) {
+    package mutating func field(_ name: StaticString, _ value: TraceTimestamp) {
         key(name)
         bytes.append(UInt8(ascii: "\""))
         value.appendRFC3339(to: &bytes)
@@ -90,7 +90,7 @@ public struct JSONOutput {
     }
 
     /// Writes an object of strings, keys sorted so output is deterministic.
-    public mutating func field(_ name: StaticString, _ value: [String: String]) {
+    package mutating func field(_ name: StaticString, _ value: [String: String]) {
         key(name)
         beginObject()
         for k in value.keys.sorted() {
@@ -101,7 +101,7 @@ public struct JSONOutput {
     }
 
     /// Writes an array of strings.
-    public mutating func field(_ name: StaticString, _ value: [String]) {
+    package mutating func field(_ name: StaticString, _ value: [String]) {
         key(name)
         bytes.append(UInt8(ascii: "["))
         for (i, element) in value.enumerated() {
@@ -112,7 +112,7 @@ public struct JSONOutput {
     }
 
     /// Appends a JSON string literal with the escapes RFC 8259 requires.
-    public mutating func appendString(_ value: String) {
+    package mutating func appendString(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in
@@ -140,7 +140,7 @@ public struct JSONOutput {
     }
 
     /// Appends a decimal integer.
-    public mutating func appendInteger(_ value: Int64) {
+    package mutating func appendInteger(_ value: Int64) {
         if value == 0 { bytes.append(48); return }
         var v = value.magnitude
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
@@ -160,7 +160,7 @@ public struct JSONOutput {
 
     /// Appends a number rounded to three decimals, without trailing zeros (`12`, `12.5`, `0.125`).
     /// Non-finite values, which JSON cannot hold, are written as `0`.
-    public mutating func appendNumber(_ value: Double) {
+    package mutating func appendNumber(_ value: Double) {
         guard value.isFinite else { bytes.append(48); return }
         let thousandths = (value * 1000).rounded()
         guard abs(thousandths) < 9.0e15 else {

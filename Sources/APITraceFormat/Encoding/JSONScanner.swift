@@ -3,25 +3,25 @@
 /// Trace lines have a known, flat schema, so readers ask for exactly the values they want
 /// (`nextKey()`, `readString()`, `readInt()`) and skip the rest. This is what keeps reading
 /// traces close to the speed of decompression; Foundation's `JSONDecoder` is several times slower.
-public struct JSONScanner {
+package struct JSONScanner {
     /// The bytes being scanned. They must outlive the scanner.
-    public let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
     /// Offset of the next unread byte.
-    public private(set) var position: Int = 0
+    package private(set) var position: Int = 0
     private var expectingFirstMember = false
 
     /// Creates a scanner over bytes that must stay valid while it is used.
-    public init(_ bytes: UnsafeRawBufferPointer) {
+    package init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
     /// A syntax or type error, with the byte offset into the scanned text.
-    public struct Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
+    package struct Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
         /// Byte offset where the problem was found.
-        public var offset: Int
+        package var offset: Int
         /// What was wrong.
-        public var reason: String
-        public var description: String { "\(reason) at column \(offset + 1)" }
+        package var reason: String
+        package var description: String { "\(reason) at column \(offset + 1)" }
     }
 
     @inline(__always) private func fail(_ reason: String) -> Error { Error(offset: position, reason: reason) }
@@ -40,7 +40,7 @@ public struct JSONScanner {
     }
 
     /// Consumes `{`.
-    public mutating func beginObject() throws(Error) {
+    package mutating func beginObject() throws(Error) {
         guard peek() == UInt8(ascii: "{") else { throw fail("expected an object") }
         position += 1
         expectingFirstMember = true
@@ -50,7 +50,7 @@ public struct JSONScanner {
     /// colon after it, or `nil` after consuming the closing `}`.
     ///
     /// Keys with escapes are returned raw; they never match a schema field and are skipped.
-    public mutating func nextKey() throws(Error) -> UnsafeRawBufferPointer? {
+    package mutating func nextKey() throws(Error) -> UnsafeRawBufferPointer? {
         guard let c = peek() else { throw fail("unterminated object") }
         if c == UInt8(ascii: "}") {
             position += 1
@@ -96,7 +96,7 @@ public struct JSONScanner {
     }
 
     /// True when the next value is `null`, which it then consumes.
-    public mutating func consumeNull() -> Bool {
+    package mutating func consumeNull() -> Bool {
         guard peek() == UInt8(ascii: "n"), position + 4 <= bytes.count,
               bytes[position + 1] == UInt8(ascii: "u"), bytes[position + 2] == UInt8(ascii: "l"),
               bytes[position + 3] == UInt8(ascii: "l") else { return false }
@@ -105,19 +105,19 @@ public struct JSONScanner {
     }
 
     /// Reads a string value.
-    public mutating func readString() throws(Error) -> String {
+    package mutating func readString() throws(Error) -> String {
         let (raw, escaped) = try scanString()
         guard escaped else { return String(decoding: raw, as: UTF8.self) }
         return try JSONScanner.unescape(raw, at: position)
     }
 
     /// Reads a string value's raw bytes (escapes not decoded) without allocating.
-    public mutating func readRawString() throws(Error) -> (bytes: UnsafeRawBufferPointer, hasEscapes: Bool) {
+    package mutating func readRawString() throws(Error) -> (bytes: UnsafeRawBufferPointer, hasEscapes: Bool) {
         try scanString()
     }
 
     /// Decodes the escapes of a raw string's contents.
-    public static func unescape(_ raw: UnsafeRawBufferPointer, at offset: Int = 0) throws(Error) -> String {
+    package static func unescape(_ raw: UnsafeRawBufferPointer, at offset: Int = 0) throws(Error) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
         var i = 0
@@ -170,7 +170,7 @@ public struct JSONScanner {
     }
 
     /// Reads an integer value. A number with a fraction or exponent is truncated toward zero.
-    public mutating func readInt() throws(Error) -> Int64 {
+    package mutating func readInt() throws(Error) -> Int64 {
         guard let c = peek() else { throw fail("expected a number") }
         if c == UInt8(ascii: "-") || (c >= 48 && c <= 57) {
             var i = position
@@ -201,7 +201,7 @@ public struct JSONScanner {
     private static func pow10(_ n: Int) -> Double { var v = 1.0; for _ in 0..<n { v *= 10 }; return v }
 
     /// Reads a number value.
-    public mutating func readDouble() throws(Error) -> Double {
+    package mutating func readDouble() throws(Error) -> Double {
         guard let first = peek(), first == UInt8(ascii: "-") || (first >= 48 && first <= 57) else {
             throw fail("expected a number")
         }
@@ -246,7 +246,7 @@ public struct JSONScanner {
     }
 
     /// Reads `true` or `false`.
-    public mutating func readBool() throws(Error) -> Bool {
+    package mutating func readBool() throws(Error) -> Bool {
         guard let c = peek() else { throw fail("expected true or false") }
         if c == UInt8(ascii: "t"), position + 4 <= bytes.count { position += 4; return true }
         if c == UInt8(ascii: "f"), position + 5 <= bytes.count { position += 5; return false }
@@ -254,7 +254,7 @@ public struct JSONScanner {
     }
 
     /// Skips one value of any type, nested objects and arrays included.
-    public mutating func skipValue() throws(Error) {
+    package mutating func skipValue() throws(Error) {
         guard let c = peek() else { throw fail("expected a value") }
         switch c {
         case UInt8(ascii: "\""):
@@ -282,7 +282,7 @@ public struct JSONScanner {
     }
 
     /// Reads an object whose values are kept as strings; other values are kept as their JSON text.
-    public mutating func readStringMap() throws(Error) -> [String: String] {
+    package mutating func readStringMap() throws(Error) -> [String: String] {
         var map: [String: String] = [:]
         try beginObject()
         while let rawKey = try nextKey() {
@@ -299,7 +299,7 @@ public struct JSONScanner {
     }
 
     /// Reads an array of strings.
-    public mutating func readStringArray() throws(Error) -> [String] {
+    package mutating func readStringArray() throws(Error) -> [String] {
         guard peek() == UInt8(ascii: "[") else { throw fail("expected an array") }
         position += 1
         var result: [String] = []
@@ -314,7 +314,7 @@ public struct JSONScanner {
     }
 
     /// True when only whitespace is left.
-    public mutating func isAtEnd() -> Bool { peek() == nil }
+    package mutating func isAtEnd() -> Bool { peek() == nil }
 }
 
 extension UnsafeRawBufferPointer {
@@ -324,7 +324,7 @@ extension UnsafeRawBufferPointer {
     /// Looks at eight bytes at a time: strings are most of a trace line, and this loop is most of
     /// the cost of scanning one.
     @inlinable @inline(__always)
-    public func firstStringSpecialByte(from start: Int) -> Int {
+    package func firstStringSpecialByte(from start: Int) -> Int {
         var position = start
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         while position + 8 <= count {
@@ -346,7 +346,7 @@ extension UnsafeRawBufferPointer {
 
     /// True when these bytes are exactly the ASCII text of `literal`.
     @inline(__always)
-    public func equals(_ literal: StaticString) -> Bool {
+    package func equals(_ literal: StaticString) -> Bool {
         guard count == literal.utf8CodeUnitCount else { return false }
         return literal.withUTF8Buffer { lit in
             for i in 0..<count where self[i] != lit[i] { return false }

@@ -3,7 +3,7 @@ extension TraceEvent {
     ///
     /// Field order is fixed (`type`, `ts`, `session`, `trace_id`, then the type's fields) so files
     /// compress well and read well; absent optionals are left out rather than written as `null`.
-    public func encode(to out: inout JSONOutput) {
+    package func encode(to out: inout JSONOutput) {
         out.beginObject()
         out.field("type", payload.type)
         out.field("ts", timestamp)
@@ -60,7 +60,7 @@ extension TraceEvent {
     }
 
     /// This event as one line of JSON, without the trailing newline.
-    public var jsonLine: String {
+    package var jsonLine: String {
         var out = JSONOutput()
         encode(to: &out)
         return String(decoding: out.bytes, as: UTF8.self)
@@ -69,7 +69,7 @@ extension TraceEvent {
 
 extension TraceFileHeader {
     /// Appends the header as one JSON object, without the trailing newline.
-    public func encode(to out: inout JSONOutput) {
+    package func encode(to out: inout JSONOutput) {
         out.beginObject()
         out.field("type", "header")
         out.field("format", TraceFileHeader.formatName)
@@ -83,7 +83,7 @@ extension TraceFileHeader {
     }
 
     /// The header as one line of JSON, without the trailing newline.
-    public var jsonLine: String {
+    package var jsonLine: String {
         var out = JSONOutput()
         encode(to: &out)
         return String(decoding: out.bytes, as: UTF8.self)

@@ -29,7 +29,7 @@ extension TraceEvent {
         public var pathPattern: String { Self.foldIndices(path) }
 
         /// `path` with every `[digits]` replaced by `[*]`.
-        public static func foldIndices(_ path: String) -> String {
+        package static func foldIndices(_ path: String) -> String {
             var out = ""
             var digits = ""
             var inBracket = false

@@ -60,7 +60,7 @@ public struct TraceTimestamp: Sendable, Hashable, Comparable, CustomStringConver
     }
 
     /// Appends the RFC 3339 text to a byte buffer without allocating a `String`.
-    public func appendRFC3339(to bytes: inout [UInt8]) {
+    package func appendRFC3339(to bytes: inout [UInt8]) {
         let c = civil
         func two(_ v: Int) {
             bytes.append(UInt8(48 + v / 10)); bytes.append(UInt8(48 + v % 10))

@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Each file is handled by one call of `perFile`, so results can be merged afterwards without
 /// locks (map, then reduce).
-public enum ParallelTraceReader {
+package enum ParallelTraceReader {
     /// Runs `perFile` for every file on up to `parallelism` threads.
-    public static func map<T: Sendable>(
+    package static func map<T: Sendable>(
         _ files: [String], parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
         _ perFile: @Sendable (TraceFileReader) -> T
     ) -> [T] {

@@ -1,23 +1,23 @@
 import Foundation
 
 /// Finds trace files under the paths a user names.
-public enum TraceFileDiscovery {
+package enum TraceFileDiscovery {
     /// The file name endings that hold traces.
-    public static let extensions = [".jsonl.gz", ".jsonl"]
+    package static let extensions = [".jsonl.gz", ".jsonl"]
 
     /// What ``find(_:)`` found.
-    public struct Found: Sendable {
+    package struct Found: Sendable {
         /// Trace files, sorted by path (file names sort by time).
-        public var files: [String] = []
+        package var files: [String] = []
         /// Paths that do not exist or cannot be listed, with the reason.
-        public var warnings: [TraceReadWarning] = []
+        package var warnings: [TraceReadWarning] = []
     }
 
     /// Expands files and folders (recursively) into trace files.
     ///
     /// A file named explicitly is kept whatever its name; inside folders only `.jsonl.gz` and
     /// `.jsonl` files are taken, and hidden files (such as a writer's temporary files) are skipped.
-    public static func find(_ paths: [String]) -> Found {
+    package static func find(_ paths: [String]) -> Found {
         var found = Found()
         let fm = FileManager.default
         for path in paths {

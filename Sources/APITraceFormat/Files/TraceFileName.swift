@@ -2,28 +2,28 @@
 ///
 /// Names sort by time, so listing a folder in name order reads it in time order, and a reader
 /// can skip files that started after a time range without opening them.
-public struct TraceFileName: Sendable, Equatable {
+package struct TraceFileName: Sendable, Equatable {
     /// When the file was started.
-    public var started: TraceTimestamp
+    package var started: TraceTimestamp
     /// Id of the producer.
-    public var producer: String
+    package var producer: String
     /// Sequence number of the file within the producer's run.
-    public var sequence: Int
+    package var sequence: Int
 
-    public init(started: TraceTimestamp, producer: String, sequence: Int) {
+    package init(started: TraceTimestamp, producer: String, sequence: Int) {
         self.started = started
         self.producer = producer
         self.sequence = sequence
     }
 
     /// The file name, e.g. `20261122T100000Z-3f9a12c4-0001.jsonl.gz`.
-    public var fileName: String {
+    package var fileName: String {
         let seq = String(sequence)
         return "\(started.basicISO8601)-\(producer)-\(String(repeating: "0", count: max(0, 4 - seq.count)) + seq).jsonl.gz"
     }
 
     /// Parses a file name (a path's last component); `nil` when it does not follow the pattern.
-    public init?(fileName: String) {
+    package init?(fileName: String) {
         let name = fileName.split(separator: "/").last.map(String.init) ?? fileName
         guard name.hasSuffix(".jsonl.gz") || name.hasSuffix(".jsonl") else { return nil }
         let stem = name.hasSuffix(".gz") ? name.dropLast(9) : name.dropLast(6)

@@ -92,17 +92,17 @@ public struct TraceFileReader: Sendable {
     }
 
     /// What ``forEachRawLine(_:)`` met besides lines.
-    public struct RawResult: Sendable {
+    package struct RawResult: Sendable {
         /// Complete lines handed to the caller (lines cut for length included, as numbers).
-        public var lines = 0
+        package var lines = 0
         /// Decompressed bytes read.
-        public var bytes = 0
+        package var bytes = 0
         /// The problem that ended reading early, if any (`eventsKept` is left 0 for the caller to fill).
-        public var problem: TraceReadWarning?
+        package var problem: TraceReadWarning?
         /// Lines longer than the limit, skipped (the first few as warnings, `eventsKept` left 0).
-        public var longLines: [TraceReadWarning] = []
+        package var longLines: [TraceReadWarning] = []
         /// Lines longer than the limit beyond those in ``longLines``.
-        public var longLinesOmitted = 0
+        package var longLinesOmitted = 0
 
         /// The warnings a reader adds after its own: long lines, then the problem that ended the file
         /// (or "empty" for a file without a single line), with `eventsKept` filled in.
@@ -132,7 +132,7 @@ public struct TraceFileReader: Sendable {
     ///
     /// This is the layer fast readers build on: it decompresses and splits, nothing more.
     @discardableResult
-    public func forEachRawLine(_ body: (UnsafeRawBufferPointer, Int) -> Bool) -> RawResult {
+    package func forEachRawLine(_ body: (UnsafeRawBufferPointer, Int) -> Bool) -> RawResult {
         var result = RawResult()
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {

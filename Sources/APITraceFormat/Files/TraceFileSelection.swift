@@ -10,27 +10,27 @@ import Foundation
 /// clock skew between the producer and this machine, so pruning never skips an event that a
 /// producer following Docs/trace-format.md wrote. Files whose names do not follow the pattern are
 /// always read.
-public enum TraceFileSelection {
+package enum TraceFileSelection {
     /// Widening of every file's time span on both sides.
-    public static let slack: Int64 = 120_000
+    package static let slack: Int64 = 120_000
 
 
     /// The files (in the given order) whose span overlaps any of `ranges` (milliseconds, half-open).
-    public static func select(_ files: [String], overlapping ranges: [Range<Int64>]) -> [String] {
+    package static func select(_ files: [String], overlapping ranges: [Range<Int64>]) -> [String] {
         plan(files, overlapping: ranges).map(\.path)
     }
 
     /// A file chosen for reading.
-    public struct SelectedFile: Sendable {
+    package struct SelectedFile: Sendable {
         /// Its path.
-        public var path: String
+        package var path: String
         /// For a finished file (its producer has started a later one), the time span it can hold,
         /// widened by an hour each side; nil for a file that may still grow or has no parsable name.
-        public var finishedSpan: Range<Int64>?
+        package var finishedSpan: Range<Int64>?
     }
 
     /// Like ``select(_:overlapping:)``, saying which files are finished.
-    public static func plan(_ files: [String], overlapping ranges: [Range<Int64>]) -> [SelectedFile] {
+    package static func plan(_ files: [String], overlapping ranges: [Range<Int64>]) -> [SelectedFile] {
         var parsed: [(index: Int, name: TraceFileName)] = []
         var keep = [Bool](repeating: false, count: files.count)
         var finished = [Range<Int64>?](repeating: nil, count: files.count)
@@ -62,7 +62,7 @@ public enum TraceFileSelection {
     }
 
     /// The files that can hold events in `[since, until)` (either end open), in the given order.
-    public static func select(_ files: [String], since: TraceTimestamp?, until: TraceTimestamp?) -> [String] {
+    package static func select(_ files: [String], since: TraceTimestamp?, until: TraceTimestamp?) -> [String] {
         guard since != nil || until != nil else { return files }
         let range = (since?.millisecondsSince1970 ?? .min)..<(until?.millisecondsSince1970 ?? .max)
         return select(files, overlapping: [range])

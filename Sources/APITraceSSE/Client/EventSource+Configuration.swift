@@ -30,8 +30,8 @@ extension EventSource {
         public var retryOnHTTPError: Bool
         /// Route written in trace events. Default: the URL path with ids replaced by `{id}` (``RouteNormalizer``, as for requests).
         public var route: String
-        /// Where `sse` trace events go; `nil` means ``Tracer/shared`` at the time of each event.
-        public var tracer: Tracer?
+        /// Where `sse` trace events go; `nil` means ``APITracer/shared`` at the time of each event.
+        public var tracer: APITracer?
 
         /// Creates a configuration with the defaults above.
         public init(
@@ -44,7 +44,7 @@ extension EventSource {
             idleTimeout: Duration = .seconds(300),
             retryOnHTTPError: Bool = false,
             route: String? = nil,
-            tracer: Tracer? = nil
+            tracer: APITracer? = nil
         ) {
             self.url = url
             self.method = method

@@ -71,7 +71,7 @@ extension EventSource {
         let task = session.dataTask(with: request)
         let clock = ContinuousClock()
         // The connection is a request like any other: one `request` event when the head arrives (or not).
-        let traced = (configuration.tracer ?? Tracer.shared).startRequest(
+        let traced = (configuration.tracer ?? APITracer.shared).startRequest(
             method: configuration.method, url: configuration.url, route: configuration.route, attempt: attempt,
             bytesOut: Int64(configuration.body?.count ?? 0)
         )

@@ -173,6 +173,6 @@ public final class EventSource: Sendable {
     }
 
     func trace(_ sse: TraceEvent.SSE) {
-        (configuration.tracer ?? Tracer.shared).record(TraceEvent(.sse(sse)))
+        (configuration.tracer ?? APITracer.shared).record(TraceEvent(.sse(sse)))
     }
 }

@@ -1,4 +1,4 @@
-import APITraceAnalysis
+import APITraceTesting
 import ArgumentParser
 import Foundation
 

@@ -56,7 +56,7 @@ extension APITrace {
             var sinks: [any TraceSink] = [ConnectionLogSink()]
             let writer = traceDir.map { TraceFileWriter(configuration: .init(directory: $0, app: "apitrace listen")) }
             if let writer { sinks.append(writer) }
-            Tracer.bootstrap(Tracer(sinks: sinks))
+            APITracer.bootstrap(APITracer(sinks: sinks))
 
             let configuration = EventSource.Configuration(
                 url: URL(string: url)!, headers: headers.compactMap(parseHeader), lastEventID: lastEventID ?? "",

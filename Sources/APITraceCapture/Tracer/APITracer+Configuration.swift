@@ -1,14 +1,14 @@
 import APITraceFormat
 
-extension Tracer {
-    /// What a ``Tracer`` does to events before its sinks see them, and where its own log lines go.
+extension APITracer {
+    /// What a ``APITracer`` does to events before its sinks see them, and where its own log lines go.
     ///
     /// ```swift
-    /// var configuration = Tracer.Configuration()
+    /// var configuration = APITracer.Configuration()
     /// configuration.sampling = .init(successRate: 0.1)
     /// configuration.redaction.queryParameterNames.insert("sig")
     /// configuration.eventHook = { event in event.type == "log" ? nil : event }
-    /// let tracer = Tracer(sinks: [writer], configuration: configuration)
+    /// let tracer = APITracer(sinks: [writer], configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
         /// What is hidden from events, log lines and error messages. Default: ``Redaction/init()``.
@@ -20,7 +20,7 @@ extension Tracer {
         public var errorRateLimit: RateLimit?
         /// Most `decode_failure` events written per group (entity, kind and path with indices folded)
         /// and window; the rest are counted in a `dropped` event with reason `decode_failure_rate_limited`,
-        /// written before the next one of that group or at ``Tracer/flush()``. Default: 10 per minute.
+        /// written before the next one of that group or at ``APITracer/flush()``. Default: 10 per minute.
         /// `nil` writes every decode failure.
         public var decodeFailureRateLimit: RateLimit?
         /// Where the caller's distributed-trace context comes from, so requests join it

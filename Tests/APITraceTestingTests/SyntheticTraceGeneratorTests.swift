@@ -1,5 +1,6 @@
-import APITraceAnalysis
 import APITraceFormat
+import APITraceTestSupport
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -7,19 +8,21 @@ import Testing
 struct SyntheticTraceGeneratorTests {
     @Test("the same seed writes the same bytes; files read back as the generated events")
     func deterministicAndReadable() throws {
-        let a = try GeneratedTraces(events: 1500, files: 2, seed: 99)
-        let b = try GeneratedTraces(events: 1500, files: 2, seed: 99)
-        for (x, y) in zip(a.paths, b.paths) {
+        let generator = SyntheticTraceGenerator(configuration: .init(events: 1500, files: 2, seed: 99))
+        let first = TemporaryDirectory(), second = TemporaryDirectory()
+        let a = try generator.write(to: first.path)
+        let b = try SyntheticTraceGenerator(configuration: .init(events: 1500, files: 2, seed: 99)).write(to: second.path)
+        for (x, y) in zip(a, b) {
             #expect(FileManager.default.contents(atPath: x) == FileManager.default.contents(atPath: y))
         }
-        for (index, path) in a.paths.enumerated() {
+        for (index, path) in a.enumerated() {
             var read: [TraceEvent] = []
             let result = TraceFileReader(path: path).forEachEvent { read.append($0) }
             #expect(result.warnings.isEmpty)
-            #expect(result.header == a.generator.header(file: index))
-            #expect(read == a.events[index])
+            #expect(result.header == generator.header(file: index))
+            #expect(read == generator.events(file: index))
         }
-        #expect(a.events.map(\.count) == [750, 750])
+        #expect((0..<2).map { generator.events(file: $0).count } == [750, 750])
     }
 
     @Test("traffic is realistic: every event type, statuses of every class, the missing stability key")

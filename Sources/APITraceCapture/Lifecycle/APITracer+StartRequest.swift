@@ -1,7 +1,7 @@
 import APITraceFormat
 import Foundation
 
-extension Tracer {
+extension APITracer {
     /// Starts a request to `url`: the route is `route` when given, otherwise the URL's path with ids
     /// replaced by `normalizer`; the host is read from the URL. Never the URL itself.
     ///

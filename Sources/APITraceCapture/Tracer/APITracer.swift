@@ -4,14 +4,14 @@ import APITraceFormat
 /// or pass instances around in code that avoids globals.
 ///
 /// ```swift
-/// Tracer.bootstrap(Tracer(sinks: [TraceFileWriter(configuration: .init(directory: TraceDirectory.default))]))
-/// Tracer.shared.recordError(error, userInfo: ["screen": "apps"])
+/// APITracer.bootstrap(APITracer(sinks: [TraceFileWriter(configuration: .init(directory: TraceDirectory.default))]))
+/// APITracer.shared.recordError(error, userInfo: ["screen": "apps"])
 /// ```
 ///
 /// Every event goes through the same steps before the sinks, on the caller's thread:
 /// rate limiting (`error` events), sampling (successful `request` events), redaction of free text,
 /// the session id, then the user's ``Configuration/eventHook``, which may rewrite or drop it.
-public final class Tracer: Sendable {
+public final class APITracer: Sendable {
     /// The sinks every event goes to.
     public let sinks: [any TraceSink]
     /// How events are filtered, redacted and logged.
@@ -120,23 +120,25 @@ public final class Tracer: Sendable {
 
     /// The `dropped` reason for decode failures held back by ``Configuration/decodeFailureRateLimit``;
     /// distinct from `rate_limited`, which counts errors.
-    public static let decodeFailureDropReason = "decode_failure_rate_limited"
+    package static let decodeFailureDropReason = "decode_failure_rate_limited"
 
     /// What decode failures are limited by: the same key failing in every element of a page is one group.
     static func decodeFailureGroup(_ failure: TraceEvent.DecodeFailure) -> String {
         failure.entity + " " + failure.kind.rawValue + " " + failure.pathPattern
     }
 
-    private static let global = Locked<Tracer>(Tracer(sinks: []))
+    private static let global = Locked<APITracer>(APITracer(sinks: []))
 
     /// The tracer set with ``bootstrap(_:)``; until then, one that records nothing.
-    public static var shared: Tracer { global.withLock { $0 } }
+    ///
+    /// Inside a task scoped to a tracer of its own (`APITraceTesting`'s `withTestTracer`), that tracer.
+    public static var shared: APITracer { scoped ?? global.withLock { $0 } }
 
     /// Sets the process-wide tracer.
     ///
     /// > Warning: Call it once, early, before any event is recorded; events recorded before it go nowhere.
     /// > Components that captured ``shared`` before keep the tracer they captured.
-    public static func bootstrap(_ tracer: Tracer) {
+    public static func bootstrap(_ tracer: APITracer) {
         global.withLock { $0 = tracer }
     }
 }

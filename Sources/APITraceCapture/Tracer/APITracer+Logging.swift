@@ -1,6 +1,6 @@
 import APITraceFormat
 
-extension Tracer {
+extension APITracer {
     /// Writes one of apitrace's own log lines through ``Configuration/logging``, redacted.
     ///
     /// The message is only built when the level is enabled.

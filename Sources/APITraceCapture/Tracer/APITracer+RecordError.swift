@@ -1,6 +1,6 @@
 import APITraceFormat
 
-extension Tracer {
+extension APITracer {
     /// Records a non-fatal error in one line, like Crashlytics' `recordError`.
     ///
     /// Writes an `error` event with the error's stable ``ErrorIdentity``, the identities of the
@@ -9,7 +9,7 @@ extension Tracer {
     ///
     /// ```swift
     /// do { try await sync() } catch {
-    ///     Tracer.shared.recordError(error, userInfo: ["screen": "apps"])
+    ///     APITracer.shared.recordError(error, userInfo: ["screen": "apps"])
     /// }
     /// ```
     public func recordError(
@@ -39,7 +39,7 @@ extension Tracer {
     }
 }
 
-/// Records a non-fatal error with ``Tracer/shared``; see ``Tracer/recordError(_:userInfo:route:file:line:)``.
+/// Records a non-fatal error with ``APITracer/shared``; see ``APITracer/recordError(_:userInfo:route:file:line:)``.
 ///
 /// ```swift
 /// recordError(error, userInfo: ["screen": "apps"])
@@ -48,5 +48,5 @@ public func recordError(
     _ error: any Error, userInfo: [String: Any] = [:], route: String? = nil,
     file: String = #fileID, line: Int = #line
 ) {
-    Tracer.shared.recordError(error, userInfo: userInfo, route: route, file: file, line: line)
+    APITracer.shared.recordError(error, userInfo: userInfo, route: route, file: file, line: line)
 }

@@ -1,13 +1,13 @@
 import APITraceCapture
 import OpenAPIRuntime
 
-extension Tracer {
+extension APITracer {
     /// Runs calls of a generated OpenAPI client and records a `decode_failure` when a response does
     /// not decode: the runtime decodes after middlewares have run, so ``TracingClientMiddleware``
     /// alone never sees the `DecodingError` inside the `ClientError`.
     ///
     /// ```swift
-    /// let apps = try await Tracer.shared.recordingDecodeFailures {
+    /// let apps = try await APITracer.shared.recordingDecodeFailures {
     ///     try await client.listApps().ok.body.json
     /// }
     /// ```

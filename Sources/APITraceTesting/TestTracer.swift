@@ -1,0 +1,106 @@
+import APITraceCapture
+
+/// A tracer of one test's own, with the events it recorded.
+///
+/// Inside ``withTestTracer(configuration:capacity:_:)`` (or ``scope(_:)``), `APITracer.shared`
+/// is this tracer for the current task and the tasks it starts, so code under test that uses
+/// `.shared` (every adapter's default `tracer:`, `recordError`, traced decoding) records here.
+/// Tests running in parallel each see only their own events.
+///
+/// ```swift
+/// @Test func recordsTheRoute() async throws {
+///     try await withTestTracer { traces in
+///         let backend = TracingBackend(StubBackend.status(200))   // tracer: .shared, created inside the scope
+///         _ = try await backend.perform(BackendRequest(url: url, route: "/apps/{id}"))
+///         #expect(traces.requests.map(\.route) == ["/apps/{id}"])
+///     }
+/// }
+/// ```
+///
+/// > Important: An adapter resolves `.shared` when it is created: create the code under test
+/// > inside the scope, or pass ``tracer`` explicitly. `Task.detached` does not inherit the scope.
+public final class TestTracer: Sendable {
+    /// The tracer; pass it as `tracer:` where code does not use `.shared`.
+    public let tracer: APITracer
+    /// The sink behind ``tracer``, bounded like any ``InMemoryTraceSink``.
+    public let sink: InMemoryTraceSink
+
+    /// Creates a tracer recording into memory. Logging is off unless `configuration` turns it on,
+    /// so tests stay quiet.
+    public init(
+        configuration: APITracer.Configuration = APITracer.Configuration(logging: .disabled),
+        capacity: Int = InMemoryTraceSink.defaultCapacity
+    ) {
+        sink = InMemoryTraceSink(capacity: capacity)
+        tracer = APITracer(sinks: [sink], configuration: configuration)
+    }
+
+    /// Runs `body` with `APITracer.shared` bound to this tracer for the current task and its child tasks.
+    public func scope<Result>(
+        _ body: () async throws -> Result, isolation: isolated (any Actor)? = #isolation
+    ) async rethrows -> Result {
+        try await APITracer.$scoped.withValue(tracer, operation: body, isolation: isolation)
+    }
+
+    /// Runs `body` with `APITracer.shared` bound to this tracer, for synchronous code.
+    public func scope<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try APITracer.$scoped.withValue(tracer, operation: body)
+    }
+
+    // MARK: - What was recorded
+
+    /// Every event kept, oldest first.
+    public var events: [TraceEvent] { sink.events }
+
+    /// The `request` events.
+    public var requests: [TraceEvent.Request] {
+        events.compactMap { if case .request(let request) = $0.payload { request } else { nil } }
+    }
+
+    /// The `decode_failure` events.
+    public var decodeFailures: [TraceEvent.DecodeFailure] {
+        events.compactMap { if case .decodeFailure(let failure) = $0.payload { failure } else { nil } }
+    }
+
+    /// The `error` events.
+    public var errors: [TraceEvent.RecordedError] {
+        events.compactMap { if case .error(let error) = $0.payload { error } else { nil } }
+    }
+
+    /// The `sse` events.
+    public var sse: [TraceEvent.SSE] {
+        events.compactMap { if case .sse(let sse) = $0.payload { sse } else { nil } }
+    }
+
+    /// The `log` events.
+    public var logs: [TraceEvent.Log] {
+        events.compactMap { if case .log(let log) = $0.payload { log } else { nil } }
+    }
+
+    /// The `dropped` events: what the tracer's rate limits held back.
+    public var dropped: [TraceEvent.Dropped] {
+        events.compactMap { if case .dropped(let dropped) = $0.payload { dropped } else { nil } }
+    }
+
+    /// Forgets every event recorded so far.
+    public func removeAll() { sink.removeAll() }
+}
+
+/// Runs `body` with a fresh ``TestTracer`` bound as `APITracer.shared` for the current task and
+/// its child tasks, and hands it to `body` to read what was recorded.
+///
+/// ```swift
+/// try await withTestTracer { traces in
+///     recordError(AppError.offline)
+///     #expect(traces.errors.map(\.identity) == ["AppError.offline"])
+/// }
+/// ```
+public func withTestTracer<Result>(
+    configuration: APITracer.Configuration = APITracer.Configuration(logging: .disabled),
+    capacity: Int = InMemoryTraceSink.defaultCapacity,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (TestTracer) async throws -> Result
+) async rethrows -> Result {
+    let testTracer = TestTracer(configuration: configuration, capacity: capacity)
+    return try await APITracer.$scoped.withValue(testTracer.tracer, operation: { try await body(testTracer) }, isolation: isolation)
+}
