@@ -3,7 +3,7 @@ import Foundation
 
 /// An entity built from a JSON dictionary, as in Jayme's `DictionaryInitializable`.
 ///
-/// Throw ``DictionaryParsingError`` (most easily through ``Swift/Dictionary/required(_:as:)``) so
+/// Throw ``DictionaryParsingError`` (most easily through `dictionary.required(_:as:)`) so
 /// ``DictionaryParser`` can record which key failed.
 ///
 /// ```swift

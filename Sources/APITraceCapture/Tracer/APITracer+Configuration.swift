@@ -11,7 +11,7 @@ extension APITracer {
     /// let tracer = APITracer(sinks: [writer], configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
-        /// What is hidden from events, log lines and error messages. Default: ``Redaction/init()``.
+        /// What is hidden from events, log lines and error messages. Default: `Redaction()`.
         public var redaction: Redaction
         /// Which successful requests are kept. Default: all.
         public var sampling: Sampling

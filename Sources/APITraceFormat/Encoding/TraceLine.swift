@@ -17,7 +17,7 @@ public enum TraceLine: Sendable, Equatable {
     /// Decodes one line (without its newline).
     ///
     /// Unknown fields are skipped; a known field with the wrong type, or a missing required field,
-    /// throws ``Invalid`` or ``JSONScanner/Error``.
+    /// throws ``Invalid`` or a `JSONScanner.Error`.
     public static func decode(_ line: UnsafeRawBufferPointer) throws -> TraceLine {
         var fields = Fields()
         var scanner = JSONScanner(line)

@@ -47,6 +47,6 @@ extension TraceEvent.Request {
     /// What became of the request (``RequestOutcome``).
     public var outcome: RequestOutcome { RequestOutcome.of(status: status, error: error) }
 
-    /// Requests this record stands for (``RequestWeight``).
+    /// Requests this record stands for (`RequestWeight`).
     public var weight: Double { RequestWeight.of(outcome: outcome, sampleRate: sampleRate).weight }
 }

@@ -28,9 +28,9 @@ package struct TraceRecord {
     package var sampleRate: Double?
     /// The request's outcome (requests only).
     package var outcome: RequestOutcome = .success
-    /// Requests this line stands for (``RequestWeight``); 1 for other types.
+    /// Requests this line stands for (`RequestWeight`); 1 for other types.
     package var weight: Double = 1
-    /// True when the line's `sample_rate` was not honoured (see ``RequestWeight``).
+    /// True when the line's `sample_rate` was not honoured (see `RequestWeight`).
     package var ignoredSampleRate = false
 
     // decode_failure
