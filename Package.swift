@@ -227,7 +227,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceExportTests",
-            dependencies: ["APITraceExport", "APITraceFormat"]
+            dependencies: ["APITraceTestSupport", "APITraceExport", "APITraceFormat"]
         ),
         .testTarget(
             name: "APITraceSSETests",

@@ -1,3 +1,4 @@
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -9,20 +10,12 @@ struct PortabilityCheckTests {
         .appendingPathComponent("Scripts/check-portability.sh").path
 
     func run(_ source: String) throws -> (status: Int32, output: String) {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = TemporaryDirectory()
+        let directory = folder.path
         let file = directory + "/Sample.swift"
         try source.write(toFile: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.script, directory]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let out = try APITraceTestSupport.run("/bin/bash", [Self.script, directory])
+        return (out.status, String(decoding: out.stdout + out.stderr, as: UTF8.self))
     }
 
     @Test("Linux-only symbols outside a platform condition fail the check, naming file and line", arguments: [

@@ -8,8 +8,8 @@ import Testing
 struct SinkFailureTests {
     @Test("a file writer that cannot create its folder drops and counts, while requests, errors and flushes go on")
     func unwritableDirectory() async throws {
-        let parent = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let folder = TemporaryDirectory()
+        let parent = folder.path
         // A folder inside a regular file cannot be created, even by root.
         let blocker = parent + "/not-a-folder"
         try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))

@@ -33,9 +33,3 @@ final class LogCollector: @unchecked Sendable {
     }
 }
 
-/// A fresh temporary folder.
-func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "apitrace-capture-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}

@@ -123,8 +123,8 @@ struct TracingBackendTests {
 
     @Test("requests through a real file writer land in a readable trace file")
     func intoTraceFile() async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = TemporaryDirectory()
+        let directory = folder.path
         let writer = TraceFileWriter(configuration: .init(directory: directory))
         let tracer = APITracer(sinks: [writer], configuration: .init(logging: .disabled))
         try await TestServer.run { base in

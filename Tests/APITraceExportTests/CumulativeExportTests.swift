@@ -1,5 +1,6 @@
 import APITraceExport
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -7,11 +8,8 @@ import Testing
 /// increase Prometheus computes between two scrapes must be the events that really arrived.
 @Suite("Cumulative OpenMetrics export")
 struct CumulativeExportTests {
-    let dir: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cumulative-export-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let folder = TemporaryDirectory()
+    var dir: String { folder.path }
 
     /// A trace file of `count` requests (every tenth a 503) from app version `version`, written as
     /// plain JSON Lines or, with `gzip`, compressed by the system's gzip.
@@ -24,12 +22,7 @@ struct CumulativeExportTests {
         let path = dir + "/" + name
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
         guard gzip else { return path }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gzip", "-f", path]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        try #require(try run("/usr/bin/env", ["gzip", "-f", path]).status == 0)
         return path + ".gz"
     }
 

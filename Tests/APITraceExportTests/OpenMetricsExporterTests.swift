@@ -1,5 +1,6 @@
 import APITraceExport
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -36,20 +37,10 @@ struct OpenMetricsExporterTests {
                     out[key] = s.value
             print(json.dumps(out))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "prometheus_client rejected the text (pip install prometheus_client; see Scripts/install-test-deps.sh): \(message)")
+        let out = try run("/usr/bin/env", ["python3", "-c", script], stdin: Data(text.utf8))
+        let message = String(decoding: out.stderr, as: UTF8.self)
+        try #require(out.status == 0, "prometheus_client rejected the text (pip install prometheus_client; see Scripts/install-test-deps.sh): \(message)")
+        let data = out.stdout
         return try JSONDecoder().decode([String: Double].self, from: data)
     }
 

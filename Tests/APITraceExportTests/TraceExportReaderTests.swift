@@ -1,15 +1,13 @@
 import APITraceExport
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
 /// The export's read loop: files picked by time, events kept by the caller's filter, warnings named.
 @Suite struct TraceExportReaderTests {
-    let dir: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("export-reader-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let folder = TemporaryDirectory()
+    var dir: String { folder.path }
     static let start = TraceTimestamp(rfc3339: "2026-11-22T09:00:00Z")!
 
     /// Three hourly files of one producer, 10 requests each, sessions a and b alternating.
