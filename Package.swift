@@ -109,6 +109,7 @@ let package = Package(
             name: "APITraceCollector",
             dependencies: [
                 "APITraceFormat",
+                "APITraceExport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -219,7 +220,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceExportTests",
-            dependencies: ["APITraceExport", "APITraceFormat"]
+            dependencies: ["APITraceExport", "APITraceFormat", "APITraceCollector"]
         ),
         .testTarget(
             name: "APITraceSSETests",
