@@ -14,8 +14,8 @@ import APITraceFormat
 /// - A file is counted only when it is stored for the first time: a re-sent file (the same content,
 ///   so the same name) is answered "already stored" and adds nothing.
 /// - Each file is read once through the reading layer (``TraceFileReader/forEachRecord(header:_:)``)
-///   outside the lock, into metrics of its own, then merged in: uploads on several store threads
-///   only wait for each other during the merge.
+///   outside the lock, into a tally grouped by series (strings made once per series, not per
+///   line), then added in: uploads on several store threads only wait for each other while adding.
 /// - Counters only grow for the life of the process; a restart is an ordinary Prometheus reset.
 /// - A series appears at 0 in the first scrape that shows it and with its count from the next one
 ///   on, so Prometheus' `increase()` sees its first events (see ``OpenMetricsExporter/text(endOfFile:announcing:)``).
@@ -39,10 +39,10 @@ final class IngestMetrics: Sendable {
 
     /// Counts the events of a file just stored at `path`. Blocking (reads the file); thread-safe.
     func count(file path: String) {
-        let (metrics, scan) = OpenMetricsExporter.counting(file: path, limits: limits)
+        let (tally, scan) = OpenMetricsExporter.tally(file: path, limits: limits)
         state.withLock { state in
             guard scan.header != nil else { state.unreadable += 1; return }
-            state.metrics.merge(metrics)
+            state.metrics.add(tally)
             state.files += 1
             state.events += scan.events
             state.invalidLines += scan.invalidLines

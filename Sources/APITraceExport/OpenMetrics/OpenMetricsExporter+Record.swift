@@ -26,19 +26,4 @@ extension OpenMetricsExporter {
             break
         }
     }
-
-    /// The metrics of one trace file, read once through the reading layer, with these bounds;
-    /// and what reading it met (its header, events, skipped lines and warnings).
-    package static func counting(file path: String, limits: Limits = Limits()) -> (metrics: OpenMetricsExporter, scan: TraceFileReader.RecordScan) {
-        var metrics = OpenMetricsExporter(limits: limits)
-        var appVersion = ""
-        let scan = TraceFileReader(path: path).forEachRecord(header: { header in
-            appVersion = header.appVersion ?? ""
-            return true
-        }) { record, _ in
-            metrics.add(record, appVersion: appVersion)
-            return true
-        }
-        return (metrics, scan)
-    }
 }

@@ -136,6 +136,19 @@ public struct OpenMetricsExporter: Sendable, Codable {
         method: String, route: String, host: String, status: Int?, durationMs: Double, error: String?,
         outcome: RequestOutcome, weight: Double, appVersion: String
     ) {
+        let seconds = durationMs / 1000
+        addRequests(method: method, route: route, host: host, status: status, error: error, outcome: outcome, appVersion: appVersion, count: weight) { h in
+            for (i, bound) in Self.durationBuckets.enumerated() where seconds <= bound { h.buckets[i] += weight }
+            h.count += weight
+            h.sum += seconds * weight
+        }
+    }
+
+    /// Adds `count` requests of one series, and their durations with `durations`.
+    mutating func addRequests(
+        method: String, route: String, host: String, status: Int?, error: String?, outcome: RequestOutcome,
+        appVersion: String, count: Double, durations: (inout Histogram) -> Void
+    ) {
         let errorClass: String
         switch outcome {
         case .transport: errorClass = "transport"
@@ -144,20 +157,15 @@ public struct OpenMetricsExporter: Sendable, Codable {
         case .success, .cancelled, .offline: errorClass = ""
         }
         let errorType = error.map { bounded(identity: $0) } ?? (errorClass == "server" || errorClass == "client" ? status.map(String.init) ?? "" : "")
-        let seconds = durationMs / 1000
-        var histogram = Histogram()
-        for (i, bound) in Self.durationBuckets.enumerated() where seconds <= bound { histogram.buckets[i] = weight }
-        histogram.count = weight
-        histogram.sum = seconds * weight
         addRequests(RequestCountKey(
             request: RequestKey(method: method, route: bounded(route: route), host: host, appVersion: appVersion),
             status: status.map(String.init) ?? "", errorType: errorType, errorClass: errorClass, outcome: outcome.rawValue),
-            count: weight, histogram: histogram)
+            count: count, durations: durations)
     }
 
     /// Adds `count` requests and their durations under `key` (already bounded per label), or under
     /// the all-`(other)` series once the family is full.
-    private mutating func addRequests(_ key: RequestCountKey, count: Double, histogram: Histogram) {
+    private mutating func addRequests(_ key: RequestCountKey, count: Double, durations add: (inout Histogram) -> Void) {
         var key = key
         if durations[key.request] == nil, durations.count >= limits.seriesPerFamily - 1 {
             key.request = RequestKey(method: Self.other, route: Self.other, host: Self.other, appVersion: Self.other)
@@ -166,11 +174,7 @@ public struct OpenMetricsExporter: Sendable, Codable {
             key = RequestCountKey(request: key.request, status: Self.other, errorType: Self.other, errorClass: Self.other, outcome: Self.other)
         }
         requests[key, default: 0] += count
-        var sum = durations[key.request] ?? Histogram()
-        for i in sum.buckets.indices { sum.buckets[i] += histogram.buckets[i] }
-        sum.count += histogram.count
-        sum.sum += histogram.sum
-        durations[key.request] = sum
+        add(&durations[key.request, default: Histogram()])
     }
 
     mutating func addDecodeFailure(entity: String, kind: String, pathPattern: String, route: String, appVersion: String, count: Int = 1) {
@@ -198,8 +202,13 @@ public struct OpenMetricsExporter: Sendable, Codable {
             bounded.request.route = key.request.route == Self.other ? Self.other : self.bounded(route: key.request.route)
             // error_type is an identity unless it is the status itself (a 4xx or 5xx without an error).
             if !key.errorType.isEmpty, key.errorType != key.status { bounded.errorType = self.bounded(identity: key.errorType) }
-            let histogram = histogramGiven.insert(key.request).inserted ? other.durations[key.request] ?? Histogram() : Histogram()
-            addRequests(bounded, count: count, histogram: histogram)
+            let histogram = histogramGiven.insert(key.request).inserted ? other.durations[key.request] : nil
+            addRequests(bounded, count: count) { h in
+                guard let histogram else { return }
+                for i in h.buckets.indices { h.buckets[i] += histogram.buckets[i] }
+                h.count += histogram.count
+                h.sum += histogram.sum
+            }
         }
         for (key, count) in other.decodeFailures {
             addDecodeFailure(entity: key[0], kind: key[1], pathPattern: key[2], route: key[3], appVersion: key[4], count: count)
