@@ -19,7 +19,13 @@ extension OpenMetricsExporter {
             var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count + 1)
         }
 
-        private var index: [[UInt8]: Int] = [:]
+        /// Label bytes hashed as one block (an array of bytes hashes element by element, several times slower).
+        fileprivate struct Key: Hashable {
+            var bytes: [UInt8]
+            func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+        }
+
+        private var index: [Key: Int] = [:]
         private var key: [UInt8] = []
         fileprivate var entries: [Entry] = []
         fileprivate var others: OpenMetricsExporter
@@ -48,11 +54,11 @@ extension OpenMetricsExporter {
             key.append(UInt8(truncatingIfNeeded: status))
             key.append(UInt8(RequestOutcome.allCases.firstIndex(of: record.outcome) ?? 0))
             let i: Int
-            if let found = index[key] {
+            if let found = index[Key(bytes: key)] {
                 i = found
             } else {
                 i = entries.count
-                index[key] = i
+                index[Key(bytes: key)] = i
                 entries.append(Entry(
                     method: record.method?.string ?? "", route: record.route?.string ?? "", host: record.host?.string ?? "",
                     status: record.status, error: record.error?.string, outcome: record.outcome))
