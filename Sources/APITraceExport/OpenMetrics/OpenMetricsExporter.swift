@@ -69,7 +69,7 @@ public struct OpenMetricsExporter: Sendable, Codable {
     var errors: [[String]: Int] = [:]
     var sse: [[String]: Int] = [:]
     var dropped: [[String]: Int] = [:]
-    /// Routes and identities with values of their own, in the order first seen.
+    /// Routes and identities that have series of their own (the first seen).
     private var routes: Set<String> = []
     private var identities: Set<String> = []
 
