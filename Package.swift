@@ -115,6 +115,7 @@ let package = Package(
             name: "APITraceCollector",
             dependencies: [
                 "APITraceFormat",
+                "APITraceExport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -227,7 +228,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceExportTests",
-            dependencies: ["APITraceTestSupport", "APITraceExport", "APITraceFormat"]
+            dependencies: ["APITraceTestSupport", "APITraceExport", "APITraceFormat", "APITraceCollector"]
         ),
         .testTarget(
             name: "APITraceSSETests",

@@ -1,3 +1,4 @@
+import APITraceExport
 import Foundation
 
 extension TraceCollector {
@@ -28,6 +29,12 @@ extension TraceCollector {
         public var bodyTimeout: Duration
         /// Threads that inflate, hash and store uploads; at most this many run at once. Default: the core count.
         public var storeThreads: Int
+        /// Count the events of every stored file into `/metrics` (requests, durations, decode
+        /// failures, recorded errors, SSE changes, dropped events). Default on; off saves reading
+        /// each stored file once more.
+        public var ingestMetrics: Bool
+        /// How many routes and error identities get series of their own on `/metrics`; the rest are `(other)`.
+        public var metricLimits: OpenMetricsExporter.Limits
 
         /// Creates a configuration with the defaults above.
         public init(
@@ -41,7 +48,9 @@ extension TraceCollector {
             headerTimeout: Duration = .seconds(10),
             bodyIdleTimeout: Duration = .seconds(15),
             bodyTimeout: Duration = .seconds(300),
-            storeThreads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
+            storeThreads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount),
+            ingestMetrics: Bool = true,
+            metricLimits: OpenMetricsExporter.Limits = .init()
         ) {
             self.directory = directory
             self.tokens = tokens
@@ -54,6 +63,8 @@ extension TraceCollector {
             self.bodyIdleTimeout = bodyIdleTimeout
             self.bodyTimeout = bodyTimeout
             self.storeThreads = storeThreads
+            self.ingestMetrics = ingestMetrics
+            self.metricLimits = metricLimits
         }
     }
 }

@@ -39,6 +39,7 @@ public final class TraceCollector: Sendable {
         let admission = UploadAdmission(maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight)
         self.admission = admission
         metrics.inFlight = { admission.usage }
+        if configuration.ingestMetrics { metrics.ingest = IngestMetrics(limits: configuration.metricLimits) }
         work = OperationQueue()
         work.name = "apitrace.collector.store"
         work.maxConcurrentOperationCount = configuration.storeThreads
@@ -118,6 +119,8 @@ public final class TraceCollector: Sendable {
     private func stored(_ outcome: TraceStore.Outcome, bytes: Int) -> Reply {
         switch outcome {
         case .stored(let path):
+            // Counted here and only here: of two uploads of one content, only one gets `.stored`.
+            metrics.ingest?.count(file: store.directory + "/" + path)
             metrics.recordAccepted(bytes: bytes)
             return Reply(status: 201, message: "stored \(path)")
         case .alreadyStored(let path):

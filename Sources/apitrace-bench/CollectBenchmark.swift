@@ -26,6 +26,9 @@ struct CollectBenchmark: ParsableCommand {
     @Option(help: "Events per file in the burst phase (20,000: about 420 KiB gzip, 4 MiB plain).")
     var burstEvents = 20_000
 
+    @Option(help: "Rounds of the ingest-counting comparison (raw clients against a fresh collector with counting on, then off; 0: skip it).")
+    var ingestRounds = 2
+
     @Option(help: "Folder for the generated files and the collector's store (emptied first).")
     var workDirectory = NSTemporaryDirectory() + "apitrace-bench-collect"
 
@@ -92,8 +95,13 @@ struct CollectBenchmark: ParsableCommand {
         print("  collector CPU: \(Measure.format(cpu, 2)) s (\(Measure.format(cpu * 1000 / Double(files), 2)) ms per upload, "
               + "\(Measure.format(cpu / seconds * 100, 0)) % of one core; the rest is the uploaders and fsync waits)")
         print("  collector memory: VmRSS idle \(idle.rss / 1024) MiB, VmHWM after load \(peak.hwm / 1024) MiB")
-        try rawClients(collector: collector, body: body.bytes, started: events[0].timestamp, bytesPerFile: totalBytes / files)
+        let raw = try rawClients(collector: collector, body: body.bytes, started: events[0].timestamp, producerPrefix: "raw")
+        print("raw keep-alive socket clients (\(clients) connections), \(raw.count) more distinct files:")
+        print("  \(raw.summary)")
         collector.stop()
+        if ingestRounds > 0 {
+            try ingestComparison(body: body.bytes, started: events[0].timestamp)
+        }
         if burst > 0 {
             // The events once, compressed once: each file is a header member followed by this member (gzip allows several).
             let burstBody = RealisticEvents.make(count: burstEvents)
@@ -106,6 +114,7 @@ struct CollectBenchmark: ParsableCommand {
             try burstPhase(member: member, started: started, label: "no effective bounds (1000 uploads, 4 GiB)",
                            arguments: ["--max-concurrent-uploads", "1000", "--max-bytes-in-flight", String(4 << 30)])
             try burstPhase(member: member, started: started, label: "default bounds (64 uploads, 256 MiB)", arguments: [])
+            try burstPhase(member: member, started: started, label: "default bounds, ingest counting off", arguments: ["--no-ingest-metrics"])
             try burstPhase(member: member, started: started, label: "bounds of 16 uploads, 8 MiB",
                            arguments: ["--max-concurrent-uploads", "16", "--max-bytes-in-flight", String(8 << 20), "--max-body-bytes", String(8 << 20)])
         }
@@ -163,12 +172,67 @@ struct CollectBenchmark: ParsableCommand {
               + "VmRSS idle \(idle.rss / 1024) MiB, VmHWM \(peak.hwm / 1024) MiB")
     }
 
+    /// The raw clients' load against a fresh collector counting at ingest and one not counting
+    /// (`--no-ingest-metrics`), alternated `ingestRounds` times in the same run; checks that the
+    /// counting collector counted every event once.
+    func ingestComparison(body: [UInt8], started: TraceTimestamp) throws {
+        print("ingest counting (\(clients) raw keep-alive connections, \(clients * filesPerClient) files of \(eventsPerFile) events per round, a fresh collector each):")
+        var results: [Bool: [RawResult]] = [:]
+        for round in 0..<ingestRounds {
+            for counting in [true, false] {
+                let store = workDirectory + "/ingest-\(round)-\(counting)"
+                let collector = try CollectorChild(store: store, extraArguments: counting ? [] : ["--no-ingest-metrics"])
+                defer { collector.stop() }
+                let result = try rawClients(collector: collector, body: body, started: started, producerPrefix: "ingest\(round)")
+                if counting {
+                    let metrics = try LoopbackHTTPClient(port: collector.port).get(path: "/metrics")
+                    let line = metrics.split(separator: "\n").first { $0.hasPrefix("apitrace_collector_events_counted_total ") }
+                    let counted = line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+                    guard counted == result.count * eventsPerFile else {
+                        throw BenchError("the collector counted \(counted) events, expected \(result.count * eventsPerFile)")
+                    }
+                }
+                results[counting, default: []].append(result)
+                print("  round \(round + 1), counting \(counting ? "on " : "off"): \(result.summary)")
+            }
+        }
+        for counting in [true, false] {
+            let runs = results[counting] ?? []
+            let rate = runs.map(\.uploadsPerSecond).sorted(), cpu = runs.map(\.cpuMsPerUpload).sorted()
+            print("  counting \(counting ? "on " : "off"): \(Measure.format(rate.first ?? 0, 0)) to \(Measure.format(rate.last ?? 0, 0)) uploads/s, "
+                  + "collector CPU \(Measure.format(cpu.first ?? 0, 2)) to \(Measure.format(cpu.last ?? 0, 2)) ms per upload")
+        }
+    }
+
+    /// What one raw-client phase measured.
+    struct RawResult {
+        var count: Int
+        var seconds: Double
+        var bytes: Int
+        var cpuSeconds: Double
+        var cpuShare: Double
+        var hwmKiB: Int
+        /// Time from sending an upload to its answer, sorted.
+        var latencies: [Double]
+
+        var uploadsPerSecond: Double { Double(count) / seconds }
+        var cpuMsPerUpload: Double { cpuSeconds * 1000 / Double(count) }
+        func latency(_ q: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(q * Double(latencies.count)))] }
+
+        var summary: String {
+            "\(Measure.format(uploadsPerSecond, 0)) uploads/s, \(Measure.format(Double(bytes) / seconds / 1e6)) MB/s gzip, "
+                + "collector CPU \(Measure.format(cpuMsPerUpload, 2)) ms per upload (\(Measure.format(cpuShare * 100, 0)) % of one core), "
+                + "answer in \(Measure.format(latency(0.5) * 1000, 1)) ms median / \(Measure.format(latency(0.95) * 1000, 1)) ms p95, "
+                + "VmHWM \(hwmKiB / 1024) MiB"
+        }
+    }
+
     /// The same load from minimal keep-alive socket clients: what the collector itself sustains.
-    func rawClients(collector: CollectorChild, body: [UInt8], started: TraceTimestamp, bytesPerFile: Int) throws {
+    func rawClients(collector: CollectorChild, body: [UInt8], started: TraceTimestamp, producerPrefix: String) throws -> RawResult {
         let files: [[[UInt8]]] = try (0..<clients).map { client in
             try (0..<filesPerClient).map { i in
                 var out = JSONOutput()
-                TraceFileHeader(producer: "raw\(client)x\(i)", started: started).encode(to: &out)
+                TraceFileHeader(producer: "\(producerPrefix)\(client)x\(i)", started: started).encode(to: &out)
                 out.bytes.append(0x0A)
                 out.bytes += body
                 return try GzipDeflater.compress(out.bytes, level: 5)
@@ -177,6 +241,7 @@ struct CollectBenchmark: ParsableCommand {
         let bytes = files.joined().reduce(0) { $0 + $1.count }
         let count = clients * filesPerClient
         let failures = Failures()
+        let latencies = Latencies()
         let cpuBefore = collector.cpuSeconds()
         let port = collector.port
         let seconds = Measure.seconds {
@@ -184,7 +249,9 @@ struct CollectBenchmark: ParsableCommand {
                 do {
                     let connection = try LoopbackHTTPClient(port: port)
                     for file in files[client] {
+                        let start = DispatchTime.now().uptimeNanoseconds
                         let status = try connection.post(path: "/v1/traces", token: CollectorChild.token, body: file)
+                        latencies.add(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
                         if status != 201 { failures.add("HTTP \(status)") }
                     }
                 } catch {
@@ -195,11 +262,16 @@ struct CollectBenchmark: ParsableCommand {
         let cpu = collector.cpuSeconds() - cpuBefore
         let peak = collector.memory()
         if let first = failures.first { throw BenchError("raw client: \(first)") }
-        print("raw keep-alive socket clients (\(clients) connections), \(count) more distinct files:")
-        print("  \(Measure.format(Double(count) / seconds, 0)) uploads/s, \(Measure.format(Double(bytes) / seconds / 1e6)) MB/s gzip, "
-              + "collector CPU \(Measure.format(cpu * 1000 / Double(count), 2)) ms per upload (\(Measure.format(cpu / seconds * 100, 0)) % of one core), "
-              + "VmHWM \(peak.hwm / 1024) MiB")
+        return RawResult(count: count, seconds: seconds, bytes: bytes, cpuSeconds: cpu, cpuShare: cpu / seconds, hwmKiB: peak.hwm, latencies: latencies.sorted)
     }
+}
+
+/// Durations gathered from the raw client threads, in seconds.
+final class Latencies: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Double] = []
+    func add(_ value: Double) { lock.withLock { values.append(value) } }
+    var sorted: [Double] { lock.withLock { values.sorted() } }
 }
 
 /// Errors gathered from the raw client threads.

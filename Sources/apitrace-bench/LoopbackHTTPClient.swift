@@ -30,7 +30,13 @@ final class LoopbackHTTPClient {
             + "Content-Type: application/gzip\r\nContent-Length: \(body.count)\r\n\r\n"
         try send(Array(head.utf8))
         try send(body)
-        return try readResponse()
+        return try readResponse().status
+    }
+
+    /// GETs `path` and returns the body as text (the collector's `/metrics`).
+    func get(path: String) throws -> String {
+        try send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        return String(decoding: try readResponse().body, as: UTF8.self)
     }
 
     private func send(_ bytes: [UInt8]) throws {
@@ -48,7 +54,7 @@ final class LoopbackHTTPClient {
         pending += buffer[0..<n]
     }
 
-    private func readResponse() throws -> Int {
+    private func readResponse() throws -> (status: Int, body: [UInt8]) {
         let separator: [UInt8] = [13, 10, 13, 10]
         var end: Int?
         while end == nil {
@@ -64,7 +70,8 @@ final class LoopbackHTTPClient {
         }.first ?? 0
         let total = end! + 4 + length
         while pending.count < total { try fill() }
+        let body = Array(pending[(end! + 4)..<total])
         pending.removeFirst(total)
-        return status
+        return (status, body)
     }
 }

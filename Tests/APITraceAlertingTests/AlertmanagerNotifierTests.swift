@@ -155,11 +155,11 @@ struct RunningAlertmanager: Sendable {
 
 extension Receiver {
     /// Waits (up to 60 s) for Alertmanager's webhook with this `status`; returns its JSON.
-    func waitForHook(status: String) async throws -> [String: Any] {
-        for _ in 0..<600 {
+    func waitForHook(status: String, seconds: Int = 60) async throws -> [String: Any] {
+        for _ in 0..<(seconds * 10) {
             if let hook = requests(to: "/hook").first(where: { $0.json["status"] as? String == status }) { return hook.json }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw RunningAlertmanager.Failure(description: "no \(status) notification from Alertmanager within 60 s")
+        throw RunningAlertmanager.Failure(description: "no \(status) notification from Alertmanager within \(seconds) s")
     }
 }

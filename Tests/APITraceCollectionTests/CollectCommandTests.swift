@@ -104,6 +104,25 @@ struct CollectCommandTests {
         #expect(stderr.contains("--max-bytes-in-flight (999) must be at least --max-body-bytes (1000)"), "\(stderr)")
     }
 
+    @Test("the timeouts take the durations of every other option, a bare number still seconds; a bad one is refused naming the option")
+    func timeoutDurations() async throws {
+        let dir = TemporaryDirectory()
+        let child = try ChildProcess(
+            try builtProduct("apitrace").path,
+            ["collect", "--listen", "127.0.0.1:0", "--dir", dir.path, "--token-env", "APITRACE_TEST_TOKEN",
+             "--header-timeout", "1500ms", "--body-idle-timeout", "20", "--body-timeout", "1m30s"],
+            environment: ["APITRACE_TEST_TOKEN": Self.token, "LOG_LEVEL": "error"])
+        _ = try await child.waitForLine("the collector to listen") { $0.contains("listening on http://127.0.0.1:") }
+        try await child.kill(SIGTERM)
+        for (option, value) in [("--header-timeout", "soon"), ("--body-timeout", "0s"), ("--body-idle-timeout", "5 parsecs")] {
+            let result = try await runOffPool(try builtProduct("apitrace").path, [
+                "collect", "--dir", dir.path, "--token-env", "APITRACE_TEST_TOKEN", option, value])
+            #expect(result.status == 64, "\(option) \(value)")
+            let stderr = String(decoding: result.stderr, as: UTF8.self)
+            #expect(stderr.contains(option), "\(stderr)")
+        }
+    }
+
     @Test("collector killed with SIGKILL mid-upload and restarted: only whole files ever visible, each file stored exactly once")
     func collectorKilled() async throws {
         let source = TemporaryDirectory(), target = TemporaryDirectory()

@@ -1,3 +1,4 @@
+import APITraceCollector
 import APITraceExport
 import APITraceFormat
 import Foundation
@@ -22,8 +23,35 @@ struct GrafanaDashboardTests {
             TraceEvent(timestamp: t, .sse(.init(phase: .reconnect, route: "/s"))),
             TraceEvent(timestamp: t, .dropped(.init(count: 1, reason: "buffer_full"))),
         ] { exporter.add(event, appVersion: "2.1.0") }
+        return Self.names(in: exporter.text())
+    }
+
+    /// Every metric and label name the collector's `/metrics` serves after storing a file with
+    /// events of every type (scraped twice: a new series shows at 0 first).
+    func collected() throws -> (metrics: Set<String>, labels: Set<String>) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-collector-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let collector = try TraceCollector(configuration: .init(directory: dir, tokens: ["t"]))
+        let lines = [
+            #"{"type":"header","format":"apitrace","version":1,"producer":"p","app_version":"2.1.0","started":"2026-11-22T09:00:00.000Z"}"#,
+            #"{"type":"request","ts":"2026-11-22T09:00:00.000Z","method":"GET","route":"/a","host":"h","status":200,"duration_ms":1}"#,
+            #"{"type":"request","ts":"2026-11-22T09:00:00.000Z","method":"GET","route":"/a","host":"h","status":404,"duration_ms":1}"#,
+            #"{"type":"request","ts":"2026-11-22T09:00:00.000Z","method":"GET","route":"/a","host":"h","duration_ms":1,"error":"URLError.timedOut"}"#,
+            #"{"type":"decode_failure","ts":"2026-11-22T09:00:00.000Z","route":"/a","entity":"App","kind":"keyNotFound","path":"x","message":""}"#,
+            #"{"type":"error","ts":"2026-11-22T09:00:00.000Z","identity":"E.e","message":""}"#,
+            #"{"type":"sse","ts":"2026-11-22T09:00:00.000Z","phase":"reconnect","route":"/s"}"#,
+            #"{"type":"dropped","ts":"2026-11-22T09:00:00.000Z","count":1,"reason":"buffer_full"}"#,
+        ]
+        let body = try GzipDeflater.compress(Array((lines.joined(separator: "\n") + "\n").utf8))
+        let reply = body.withUnsafeBytes { collector.receive(authorization: "Bearer t", contentDigest: nil, body: $0) }
+        #expect(reply.status == 201, "\(reply.message)")
+        _ = collector.metrics.openMetricsText
+        return Self.names(in: collector.metrics.openMetricsText)
+    }
+
+    static func names(in text: String) -> (metrics: Set<String>, labels: Set<String>) {
         var metrics = Set<String>(), labels = Set<String>()
-        for line in exporter.text().split(separator: "\n") where !line.hasPrefix("#") {
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let name = line.prefix { $0 != "{" && $0 != " " }
             metrics.insert(String(name))
             if let open = line.firstIndex(of: "{"), let close = line.lastIndex(of: "}") {
@@ -37,11 +65,20 @@ struct GrafanaDashboardTests {
 
     @Test("every query uses only metrics and labels the exporter writes")
     func queriesMatchExporter() throws {
+        try check(exported())
+    }
+
+    @Test("every query uses only metrics and labels the collector serves on /metrics")
+    func queriesMatchCollector() throws {
+        try check(collected())
+    }
+
+    func check(_ names: (metrics: Set<String>, labels: Set<String>)) throws {
         let dashboard = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.dashboardPath)) as? [String: Any])
         let panels = try #require(dashboard["panels"] as? [[String: Any]])
         let expressions = panels.flatMap { ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String } }
         #expect(expressions.count >= 8)
-        let (metrics, labels) = exported()
+        let (metrics, labels) = names
         let metricPattern = try Regex(#"\b(?:apitrace|http_client)_[a-z_]+\b"#)
         let groupingPattern = try Regex(#"by \(([a-z_, ]+)\)"#)
         let matcherPattern = try Regex(#"([a-z_]+)=~?""#)
@@ -79,7 +116,7 @@ struct GrafanaDashboardTests {
         #expect(expressions.contains { $0.contains("by (le, app_version)") || $0.contains("sum by (app_version)") }, "no comparison of app versions")
 
         // And the dashboard shows every family but the histogram's count and sum.
-        let families = metrics.filter { !$0.hasSuffix("_count") && !$0.hasSuffix("_sum") }
+        let families = metrics.filter { !$0.hasSuffix("_count") && !$0.hasSuffix("_sum") && !$0.hasPrefix("apitrace_collector_") }
         #expect(families.isSubset(of: used), "not on the dashboard: \(families.subtracting(used))")
     }
 }

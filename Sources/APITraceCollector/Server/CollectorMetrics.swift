@@ -1,6 +1,7 @@
 import Foundation
 
-/// The collector's own counters, exported at `GET /metrics` in the OpenMetrics text format.
+/// The collector's own counters, exported at `GET /metrics` in the OpenMetrics text format, after
+/// the metrics of the events it stored (unless ``TraceCollector/Configuration/ingestMetrics`` is off).
 public final class CollectorMetrics: @unchecked Sendable {
     private let lock = NSLock()
     private var accepted = 0
@@ -14,6 +15,8 @@ public final class CollectorMetrics: @unchecked Sendable {
     private var timedOut: [UploadDeadlineHandler.TimedOutPhase: Int] = [:]
     /// Set by the collector: uploads and body bytes in progress now and at their peak.
     var inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) = { (0, 0, 0, 0) }
+    /// Set by the collector unless ingest counting is off: the events of the stored files.
+    var ingest: IngestMetrics?
 
     /// Why an upload was answered `503`.
     enum BusyReason: String, CaseIterable {
@@ -72,10 +75,14 @@ public final class CollectorMetrics: @unchecked Sendable {
     /// The media type of ``openMetricsText``.
     public static let contentType = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-    /// The counters in the OpenMetrics text format (which Prometheus scrapes), every reason listed even at 0.
+    /// The counters in the OpenMetrics text format (which Prometheus scrapes), every reason listed
+    /// even at 0, after the families of the events counted at ingest.
+    ///
+    /// Each call is a scrape: a series of the events that has not been shown before shows at 0 this time.
     public var openMetricsText: String {
         let s = snapshot
-        var text = """
+        var text = ingest?.text() ?? ""
+        text += """
         # HELP apitrace_collector_files_accepted Trace files stored for the first time.
         # TYPE apitrace_collector_files_accepted counter
         apitrace_collector_files_accepted_total \(s.accepted)

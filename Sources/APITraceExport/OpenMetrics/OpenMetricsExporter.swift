@@ -12,152 +12,238 @@ import APITraceFormat
 /// Counters are totals over the events added. To export a folder periodically without counters
 /// falling when files are deleted, keep the exporter between runs with ``CumulativeExport``
 /// (`apitrace export --state`): it adds each file's new events once and never forgets deleted ones.
+/// The collector (`apitrace collect`) keeps one for its whole run and adds each file it stores.
 ///
 /// ```swift
 /// var metrics = OpenMetricsExporter()
 /// TraceFileReader(path: file).forEachEvent { metrics.add($0, appVersion: header.appVersion) }
 /// print(metrics.text())
 /// ```
+///
+/// Cardinality is bounded (``Limits``): the first routes and error identities seen keep series of
+/// their own, later ones are counted under `(other)`. First seen, not most counted: a series never
+/// moves into `(other)` once it exists, so no counter ever falls.
 public struct OpenMetricsExporter: Sendable, Codable {
     /// Upper bounds of the duration histogram, in seconds (OpenTelemetry's advice for HTTP durations).
     public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
 
-    private struct RequestKey: Hashable, Codable { var method, route, host: String; var appVersion: String }
-    private struct RequestCountKey: Hashable, Codable { var request: RequestKey; var status: String; var errorType: String; var errorClass: String; var outcome: String }
-    private struct Histogram: Codable { var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count); var count = 0.0; var sum = 0.0 }
+    /// How many distinct label values the exporter keeps before counting the rest under `(other)`.
+    public struct Limits: Sendable, Equatable {
+        /// Distinct route templates (`url_template`) with series of their own. Default 1000.
+        public var routes: Int
+        /// Distinct error identities (`identity` of recorded errors, `error_type` of failed requests
+        /// without a status). Default 1000.
+        public var identities: Int
+        /// Most series per family (label combinations); later ones are counted under a series whose
+        /// every label is `(other)`, so one producer writing ids into routes cannot blow up a scrape. Default 1000.
+        public var seriesPerFamily: Int
 
-    /// Most series per family keyed by file text (routes, identities, paths, reasons); later keys
-    /// are counted under `(other)`, so one producer writing ids into routes cannot blow up a scrape.
-    public static let maximumSeries = 1000
-
-    private var requests: [RequestCountKey: Double] = [:]
-    private var durations: [RequestKey: Histogram] = [:]
-    private var decodeFailures: [[String]: Int] = [:]
-    private var errors: [[String]: Int] = [:]
-    private var sse: [[String]: Int] = [:]
-    private var dropped: [[String]: Int] = [:]
-
-    /// Adds `n` to a series, or to the `(other)` series once the family is full; saturating.
-    private static func add(_ n: Int, to key: [String], in family: inout [[String]: Int]) {
-        let key = family[key] != nil || family.count < maximumSeries - 1 ? key : key.map { _ in "(other)" }
-        family[key] = (family[key] ?? 0).addingSaturated(n)
+        /// Creates limits; each is at least 2 (one value of its own and `(other)`).
+        public init(routes: Int = 1000, identities: Int = 1000, seriesPerFamily: Int = OpenMetricsExporter.maximumSeries) {
+            self.routes = max(2, routes)
+            self.identities = max(2, identities)
+            self.seriesPerFamily = max(2, seriesPerFamily)
+        }
     }
 
-    /// Creates an empty exporter.
-    public init() {}
+    /// The default most series per family keyed by file text (routes, identities, paths, reasons).
+    public static let maximumSeries = 1000
+
+    /// The label value that holds what is past a limit.
+    public static let other = "(other)"
+
+    struct RequestKey: Hashable, Codable { var method, route, host: String; var appVersion: String }
+    struct RequestCountKey: Hashable, Codable { var request: RequestKey; var status: String; var errorType: String; var errorClass: String; var outcome: String }
+    struct Histogram: Codable {
+        var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count)
+        var count = 0.0
+        var sum = 0.0
+    }
+
+    /// The bounds in effect (not part of a saved state: a loaded state takes the defaults).
+    public var limits = Limits()
+
+    var requests: [RequestCountKey: Double] = [:]
+    var durations: [RequestKey: Histogram] = [:]
+    var decodeFailures: [[String]: Int] = [:]
+    var errors: [[String]: Int] = [:]
+    var sse: [[String]: Int] = [:]
+    var dropped: [[String]: Int] = [:]
+    /// Routes and identities that have series of their own (the first seen).
+    private var routes: Set<String> = []
+    private var identities: Set<String> = []
+
+    private enum CodingKeys: String, CodingKey {
+        case requests, durations, decodeFailures, errors, sse, dropped, routes, identities
+    }
+
+    /// Creates an empty exporter with these bounds.
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        requests = try c.decode([RequestCountKey: Double].self, forKey: .requests)
+        durations = try c.decode([RequestKey: Histogram].self, forKey: .durations)
+        decodeFailures = try c.decode([[String]: Int].self, forKey: .decodeFailures)
+        errors = try c.decode([[String]: Int].self, forKey: .errors)
+        sse = try c.decode([[String]: Int].self, forKey: .sse)
+        dropped = try c.decode([[String]: Int].self, forKey: .dropped)
+        // States written before the bounds were per label: the values already in the families count as seen.
+        routes = try c.decodeIfPresent(Set<String>.self, forKey: .routes)
+            ?? Set(durations.keys.map(\.route) + sse.keys.compactMap { $0.count > 1 ? $0[1] : nil } + decodeFailures.keys.compactMap { $0.count > 3 ? $0[3] : nil })
+        identities = try c.decodeIfPresent(Set<String>.self, forKey: .identities) ?? Set(errors.keys.compactMap(\.first))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(requests, forKey: .requests)
+        try c.encode(durations, forKey: .durations)
+        try c.encode(decodeFailures, forKey: .decodeFailures)
+        try c.encode(errors, forKey: .errors)
+        try c.encode(sse, forKey: .sse)
+        try c.encode(dropped, forKey: .dropped)
+        try c.encode(routes, forKey: .routes)
+        try c.encode(identities, forKey: .identities)
+    }
 
     /// Counts one event of a file whose header names `appVersion` (the `app_version` label; empty when `nil`).
     public mutating func add(_ event: TraceEvent, appVersion: String? = nil) {
         switch event.payload {
         case .request(let r):
-            var key = RequestKey(method: r.method, route: r.route, host: r.host ?? "", appVersion: appVersion ?? "")
-            if durations[key] == nil, durations.count >= Self.maximumSeries - 1 { key = RequestKey(method: "(other)", route: "(other)", host: "(other)", appVersion: "(other)") }
-            let outcome = r.outcome
-            let errorClass: String
-            switch outcome {
-            case .transport: errorClass = "transport"
-            case .serverError: errorClass = "server"
-            case .clientError: errorClass = "client"
-            case .success, .cancelled, .offline: errorClass = ""
-            }
-            let errorType = r.error ?? (errorClass == "server" || errorClass == "client" ? String(r.status!) : "")
-            // A sampled success line stands for 1 / sample_rate requests, in the counter and the histogram alike.
-            let weight = RequestWeight.of(outcome: outcome, sampleRate: r.sampleRate).weight
-            requests[RequestCountKey(request: key, status: r.status.map(String.init) ?? "", errorType: errorType, errorClass: errorClass, outcome: outcome.rawValue), default: 0] += weight
-            var histogram = durations[key] ?? Histogram()
-            let seconds = r.durationMs / 1000
-            for (i, bound) in Self.durationBuckets.enumerated() where seconds <= bound { histogram.buckets[i] += weight }
-            histogram.count += weight
-            histogram.sum += seconds * weight
-            durations[key] = histogram
+            addRequest(method: r.method, route: r.route, host: r.host ?? "", status: r.status, durationMs: r.durationMs,
+                       error: r.error, outcome: r.outcome, weight: r.weight, appVersion: appVersion ?? "")
         case .decodeFailure(let d):
             // Indices folded: one series per key, not one per array element.
-            Self.add(1, to: [d.entity, d.kind.rawValue, d.pathPattern, d.route ?? "", appVersion ?? ""], in: &decodeFailures)
+            addDecodeFailure(entity: d.entity, kind: d.kind.rawValue, pathPattern: d.pathPattern, route: d.route ?? "", appVersion: appVersion ?? "")
         case .error(let e):
-            Self.add((e.suppressed ?? 0).addingSaturated(1), to: [e.identity], in: &errors)
+            addError(identity: e.identity, count: (e.suppressed ?? 0).addingSaturated(1))
         case .sse(let s):
-            Self.add(1, to: [s.phase.rawValue, s.route, s.reason ?? ""], in: &sse)
+            addSSE(phase: s.phase.rawValue, route: s.route, reason: s.reason ?? "")
         case .dropped(let d):
-            Self.add(d.count, to: [d.reason], in: &dropped)
+            addDropped(count: d.count, reason: d.reason)
         case .log:
             break
         }
     }
 
-    /// The metrics as OpenMetrics text, ending with `# EOF`.
-    public func text() -> String {
-        var out = ""
-        func family(_ name: String, _ type: String, _ help: String, unit: String? = nil) {
-            out += "# TYPE \(name) \(type)\n"
-            if let unit { out += "# UNIT \(name) \(unit)\n" }
-            out += "# HELP \(name) \(help)\n"
-        }
-        func labels(_ pairs: [(String, String)]) -> String {
-            "{" + pairs.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
-        }
-        func number(_ v: Double) -> String {
-            v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
-        }
+    // MARK: - Counting, shared by events and records
 
-        family("http_client_request_duration_seconds", "histogram", "Duration of HTTP client requests (OpenTelemetry http.client.request.duration).", unit: "seconds")
-        for (key, h) in durations.sorted(by: { ($0.key.method, $0.key.route, $0.key.host, $0.key.appVersion) < ($1.key.method, $1.key.route, $1.key.host, $1.key.appVersion) }) {
-            let base = [("http_request_method", key.method), ("url_template", key.route), ("server_address", key.host), ("app_version", key.appVersion)]
-            for (i, bound) in Self.durationBuckets.enumerated() {
-                out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", String(bound))])) \(number(h.buckets[i]))\n"
+    /// Counts one request line that stands for `weight` requests (``RequestWeight``), in the counter
+    /// and the histogram alike.
+    mutating func addRequest(
+        method: String, route: String, host: String, status: Int?, durationMs: Double, error: String?,
+        outcome: RequestOutcome, weight: Double, appVersion: String
+    ) {
+        let seconds = durationMs / 1000
+        addRequests(method: method, route: route, host: host, status: status, error: error, outcome: outcome, appVersion: appVersion, count: weight) { h in
+            for (i, bound) in Self.durationBuckets.enumerated() where seconds <= bound { h.buckets[i] += weight }
+            h.count += weight
+            h.sum += seconds * weight
+        }
+    }
+
+    /// Adds `count` requests of one series, and their durations with `durations`.
+    mutating func addRequests(
+        method: String, route: String, host: String, status: Int?, error: String?, outcome: RequestOutcome,
+        appVersion: String, count: Double, durations: (inout Histogram) -> Void
+    ) {
+        let errorClass: String
+        switch outcome {
+        case .transport: errorClass = "transport"
+        case .serverError: errorClass = "server"
+        case .clientError: errorClass = "client"
+        case .success, .cancelled, .offline: errorClass = ""
+        }
+        let errorType = error.map { bounded(identity: $0) } ?? (errorClass == "server" || errorClass == "client" ? status.map(String.init) ?? "" : "")
+        addRequests(RequestCountKey(
+            request: RequestKey(method: method, route: bounded(route: route), host: host, appVersion: appVersion),
+            status: status.map(String.init) ?? "", errorType: errorType, errorClass: errorClass, outcome: outcome.rawValue),
+            count: count, durations: durations)
+    }
+
+    /// Adds `count` requests and their durations under `key` (already bounded per label), or under
+    /// the all-`(other)` series once the family is full.
+    private mutating func addRequests(_ key: RequestCountKey, count: Double, durations add: (inout Histogram) -> Void) {
+        var key = key
+        if durations[key.request] == nil, durations.count >= limits.seriesPerFamily - 1 {
+            key.request = RequestKey(method: Self.other, route: Self.other, host: Self.other, appVersion: Self.other)
+        }
+        if requests[key] == nil, requests.count >= limits.seriesPerFamily - 1 {
+            key = RequestCountKey(request: key.request, status: Self.other, errorType: Self.other, errorClass: Self.other, outcome: Self.other)
+        }
+        requests[key, default: 0] += count
+        add(&durations[key.request, default: Histogram()])
+    }
+
+    mutating func addDecodeFailure(entity: String, kind: String, pathPattern: String, route: String, appVersion: String, count: Int = 1) {
+        add(count, to: [entity, kind, pathPattern, route.isEmpty ? route : bounded(route: route), appVersion], in: \.decodeFailures)
+    }
+
+    mutating func addError(identity: String, count: Int) {
+        add(count, to: [bounded(identity: identity)], in: \.errors)
+    }
+
+    mutating func addSSE(phase: String, route: String, reason: String, count: Int = 1) {
+        add(count, to: [phase, bounded(route: route), reason], in: \.sse)
+    }
+
+    mutating func addDropped(count: Int, reason: String) {
+        add(count, to: [reason], in: \.dropped)
+    }
+
+    /// Adds every count of `other` (an exporter of one file, say), bounded by this exporter's limits.
+    public mutating func merge(_ other: OpenMetricsExporter) {
+        // A key's histogram goes with the first of its count series, so it is added once.
+        var histogramGiven = Set<RequestKey>()
+        for (key, count) in other.requests.sorted(by: { Self.sortKey($0.key).lexicographicallyPrecedes(Self.sortKey($1.key)) }) {
+            var bounded = key
+            bounded.request.route = key.request.route == Self.other ? Self.other : self.bounded(route: key.request.route)
+            // error_type is an identity unless it is the status itself (a 4xx or 5xx without an error).
+            if !key.errorType.isEmpty, key.errorType != key.status { bounded.errorType = self.bounded(identity: key.errorType) }
+            let histogram = histogramGiven.insert(key.request).inserted ? other.durations[key.request] : nil
+            addRequests(bounded, count: count) { h in
+                guard let histogram else { return }
+                for i in h.buckets.indices { h.buckets[i] += histogram.buckets[i] }
+                h.count += histogram.count
+                h.sum += histogram.sum
             }
-            out += "http_client_request_duration_seconds_bucket\(labels(base + [("le", "+Inf")])) \(number(h.count))\n"
-            out += "http_client_request_duration_seconds_count\(labels(base)) \(number(h.count))\n"
-            out += "http_client_request_duration_seconds_sum\(labels(base)) \(number(h.sum))\n"
         }
+        for (key, count) in other.decodeFailures {
+            addDecodeFailure(entity: key[0], kind: key[1], pathPattern: key[2], route: key[3], appVersion: key[4], count: count)
+        }
+        for (key, count) in other.errors { addError(identity: key[0], count: count) }
+        for (key, count) in other.sse { addSSE(phase: key[0], route: key[1], reason: key[2], count: count) }
+        for (key, count) in other.dropped { addDropped(count: count, reason: key[0]) }
+    }
 
-        family("apitrace_http_client_requests", "counter", "HTTP client requests; outcome is success, client_error, server_error, transport, cancelled or offline (Docs/trace-format.md); error_class is server (5xx), transport (no response), client (4xx) or empty; app_version is the trace file header's. Sampled successes are scaled back.")
-        for (key, value) in requests.sorted(by: { Self.sortKey($0.key).lexicographicallyPrecedes(Self.sortKey($1.key)) }) {
-            out += "apitrace_http_client_requests_total\(labels([("http_request_method", key.request.method), ("url_template", key.request.route), ("server_address", key.request.host), ("app_version", key.request.appVersion), ("http_response_status_code", key.status), ("error_type", key.errorType), ("error_class", key.errorClass), ("outcome", key.outcome)])) \(number(value))\n"
-        }
+    // MARK: - Bounds
 
-        family("apitrace_decode_failures", "counter", "Responses that did not decode into their model, by entity, kind and key path.")
-        for (key, value) in decodeFailures.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out += "apitrace_decode_failures_total\(labels([("entity", key[0]), ("kind", key[1]), ("path", key[2]), ("url_template", key[3]), ("app_version", key[4])])) \(value)\n"
-        }
+    /// `route`, or `(other)` once ``Limits/routes`` others have been seen.
+    private mutating func bounded(route: String) -> String {
+        if route == Self.other || routes.contains(route) { return route }
+        guard routes.count < limits.routes - 1 else { return Self.other }
+        routes.insert(route)
+        return route
+    }
 
-        family("apitrace_recorded_errors", "counter", "Errors recorded with recordError, by identity (rate-limited ones included).")
-        for (key, value) in errors.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out += "apitrace_recorded_errors_total\(labels([("identity", key[0])])) \(value)\n"
-        }
+    /// `identity`, or `(other)` once ``Limits/identities`` others have been seen.
+    private mutating func bounded(identity: String) -> String {
+        if identity == Self.other || identities.contains(identity) { return identity }
+        guard identities.count < limits.identities - 1 else { return Self.other }
+        identities.insert(identity)
+        return identity
+    }
 
-        family("apitrace_sse_events", "counter", "Server-Sent Events connection changes: phase is open, close, reconnect or fail.")
-        for (key, value) in sse.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out += "apitrace_sse_events_total\(labels([("phase", key[0]), ("url_template", key[1]), ("reason", key[2])])) \(value)\n"
-        }
-
-        family("apitrace_dropped_events", "counter", "Events producers had to drop, by reason, as they reported it.")
-        for (key, value) in dropped.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out += "apitrace_dropped_events_total\(labels([("reason", key[0])])) \(value)\n"
-        }
-        out += "# EOF\n"
-        return out
+    /// Adds `n` to a series, or to the all-`(other)` series once the family is full; saturating.
+    private mutating func add(_ n: Int, to key: [String], in family: WritableKeyPath<OpenMetricsExporter, [[String]: Int]>) {
+        let key = self[keyPath: family][key] != nil || self[keyPath: family].count < limits.seriesPerFamily - 1 ? key : key.map { _ in Self.other }
+        self[keyPath: family][key] = (self[keyPath: family][key] ?? 0).addingSaturated(n)
     }
 
     /// Every label of a request series, so the order of the text is total (and two exports of the same counts are byte-identical).
-    private static func sortKey(_ key: RequestCountKey) -> [String] {
+    static func sortKey(_ key: RequestCountKey) -> [String] {
         [key.request.method, key.request.route, key.request.host, key.request.appVersion, key.status, key.errorType, key.outcome]
-    }
-
-    /// Label values escape backslash, double quote and line feed, scalar by scalar (`"\r\n"` is one
-    /// `Character` but two scalars); other control characters, which the format cannot escape and
-    /// which break scrapers, become U+FFFD.
-    static func escape(_ value: String) -> String {
-        var out = String.UnicodeScalarView()
-        for c in value.unicodeScalars {
-            switch c {
-            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
-            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
-            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
-            case _ where c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c == "\u{2028}" || c == "\u{2029}":
-                out.append("\u{FFFD}")
-            default: out.append(c)
-            }
-        }
-        return String(out)
     }
 }

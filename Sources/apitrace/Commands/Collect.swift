@@ -1,4 +1,6 @@
 import APITraceCollector
+import APITraceExport
+import APITraceFormat
 import ArgumentParser
 import Foundation
 
@@ -10,7 +12,8 @@ extension APITrace {
             discussion: """
                 POST /v1/traces with Authorization: Bearer <token> and a .jsonl.gz body stores the file \
                 (201, or 200 when the same content is already stored). GET /health answers ok; \
-                GET /metrics serves the collector's counters in the OpenMetrics text format. \
+                GET /metrics serves, in the OpenMetrics text format, the events of the stored files counted once \
+                at ingest (the names of export --format prometheus) and the collector's own counters. \
                 Stops gracefully on SIGTERM or SIGINT. See Docs/collection.md.
                 """
         )
@@ -42,28 +45,43 @@ extension APITrace {
         @Option(help: "Retry-After sent with a 503, in seconds.")
         var busyRetryAfter = 5
 
-        @Option(help: "Seconds a client has to send a whole request head; slower connections are closed.")
-        var headerTimeout = 10
+        @Option(help: "Time a client has to send a whole request head, \(TimeGrammar.durationHelp) (a bare number is seconds); slower connections are closed.")
+        var headerTimeout = "10s"
 
-        @Option(help: "Seconds a body may bring no byte before the connection is closed.")
-        var bodyIdleTimeout = 15
+        @Option(help: "Time a body may bring no byte before the connection is closed (a duration; a bare number is seconds).")
+        var bodyIdleTimeout = "15s"
 
-        @Option(help: "Seconds a whole body may take to arrive.")
-        var bodyTimeout = 300
+        @Option(help: "Time a whole body may take to arrive (a duration; a bare number is seconds).")
+        var bodyTimeout = "5m"
+
+        @Flag(help: "Do not count the events of stored files into /metrics (only the collector's own counters are served).")
+        var noIngestMetrics = false
+
+        @Option(help: "Routes (url_template) with series of their own on /metrics; later ones are counted under (other).")
+        var maxRoutes = 1000
+
+        @Option(help: "Error identities with series of their own on /metrics; later ones are counted under (other).")
+        var maxIdentities = 1000
 
         func validate() throws {
             if tokenFile == nil && tokenEnv == nil {
                 throw ValidationError("Give the accepted token with --token-file FILE or --token-env NAME.")
             }
             if parsedListen == nil { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:9090.") }
-            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || busyRetryAfter < 0
-                || headerTimeout <= 0 || bodyIdleTimeout <= 0 || bodyTimeout <= 0 {
-                throw ValidationError("The limits and timeouts must be positive.")
+            for (name, value) in [("--header-timeout", headerTimeout), ("--body-idle-timeout", bodyIdleTimeout), ("--body-timeout", bodyTimeout)] {
+                guard let ms = TimeGrammar.milliseconds(value) else { throw ValidationError("\(name) \(value): expected \(TimeGrammar.durationHelp), or a number of seconds.") }
+                guard ms > 0 else { throw ValidationError("\(name) must be above 0.") }
+            }
+            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || busyRetryAfter < 0 || maxRoutes < 2 || maxIdentities < 2 {
+                throw ValidationError("The limits must be positive (--max-routes and --max-identities at least 2: one value and (other)).")
             }
             if maxBytesInFlight < maxBodyBytes {
                 throw ValidationError("--max-bytes-in-flight (\(maxBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes)), or no large file could ever be stored.")
             }
         }
+
+        /// A duration option, checked by ``validate()``.
+        private static func duration(_ text: String) -> Duration { .milliseconds(TimeGrammar.milliseconds(text) ?? 0) }
 
         private var parsedListen: (host: String, port: Int)? {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
@@ -99,8 +117,9 @@ extension APITrace {
                     directory: dir, tokens: try tokens(), maxBodyBytes: maxBodyBytes,
                     maxDecompressedBytes: maxDecompressedBytes, maxConcurrentUploads: maxConcurrentUploads,
                     maxBytesInFlight: maxBytesInFlight, busyRetryAfterSeconds: busyRetryAfter,
-                    headerTimeout: .seconds(headerTimeout), bodyIdleTimeout: .seconds(bodyIdleTimeout),
-                    bodyTimeout: .seconds(bodyTimeout)))
+                    headerTimeout: Self.duration(headerTimeout), bodyIdleTimeout: Self.duration(bodyIdleTimeout),
+                    bodyTimeout: Self.duration(bodyTimeout), ingestMetrics: !noIngestMetrics,
+                    metricLimits: .init(routes: maxRoutes, identities: maxIdentities)))
             } catch let error as CollectorSetupError {
                 FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
                 throw ExitCode(2)

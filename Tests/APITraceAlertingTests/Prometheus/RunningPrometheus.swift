@@ -14,14 +14,20 @@ struct RunningPrometheus: Sendable {
     /// The installed Prometheus server, or `nil`.
     static let binary: String? = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    static func start(binary: String, ruleFiles: [String], targets: [String], in dir: TemporaryDirectory) async throws -> RunningPrometheus {
-        let config = """
+    /// Starts Prometheus scraping `targets`, evaluating `ruleFiles`, and sending its alerts to the
+    /// Alertmanagers at `alertmanagers` (`host:port`), if any.
+    static func start(binary: String, ruleFiles: [String], targets: [String], alertmanagers: [String] = [], in dir: TemporaryDirectory) async throws -> RunningPrometheus {
+        var config = """
             global: {scrape_interval: 1s, evaluation_interval: 1s}
             rule_files: [\(ruleFiles.map { "'\($0)'" }.joined(separator: ", "))]
             scrape_configs:
               - job_name: apitrace
                 static_configs: [{targets: [\(targets.map { "'\($0)'" }.joined(separator: ", "))]}]
+
             """
+        if !alertmanagers.isEmpty {
+            config += "alerting:\n  alertmanagers: [{static_configs: [{targets: [\(alertmanagers.map { "'\($0)'" }.joined(separator: ", "))]}]}]\n"
+        }
         try config.write(toFile: dir.file("prometheus.yml"), atomically: true, encoding: .utf8)
         let port = try RunningAlertmanager.freePort()
         let process = Process()

@@ -1,0 +1,74 @@
+import APITraceExport
+import APITraceFormat
+
+/// The events of every file the collector stores, counted once when it is stored, served on
+/// `/metrics` under the names of `apitrace export --format prometheus` (``OpenMetricsExporter``), so
+/// the Grafana dashboard and the rules of `apitrace rules --format prometheus` read either.
+///
+/// Written by hand rather than on swift-metrics and swift-prometheus (2.x): their histograms take
+/// one observation at a time with an integer count, so a sampled success standing for
+/// `1 / sample_rate` requests (``RequestWeight``, 2.5 for a rate of 0.4) could not weigh the same in
+/// the histogram as in the request counter, and they have no bound on label values; the exporter
+/// does both, and sharing it keeps one definition of every series for the export and the collector.
+///
+/// - A file is counted only when it is stored for the first time: a re-sent file (the same content,
+///   so the same name) is answered "already stored" and adds nothing.
+/// - Each file is read once through the reading layer (``TraceFileReader/forEachRecord(header:_:)``)
+///   outside the lock, into a tally grouped by series (strings made once per series, not per
+///   line), then added in: uploads on several store threads only wait for each other while adding.
+/// - Counters only grow for the life of the process; a restart is an ordinary Prometheus reset.
+/// - A series appears at 0 in the first scrape that shows it and with its count from the next one
+///   on, so Prometheus' `increase()` sees its first events (see ``OpenMetricsExporter/text(endOfFile:announcing:)``).
+final class IngestMetrics: Sendable {
+    private struct State {
+        var metrics: OpenMetricsExporter
+        var announced: Set<String>? = []
+        var files = 0
+        var events = 0
+        var invalidLines = 0
+        var unreadable = 0
+    }
+
+    private let limits: OpenMetricsExporter.Limits
+    private let state: Locked<State>
+
+    init(limits: OpenMetricsExporter.Limits) {
+        self.limits = limits
+        state = Locked(State(metrics: OpenMetricsExporter(limits: limits)))
+    }
+
+    /// Counts the events of a file just stored at `path`. Blocking (reads the file); thread-safe.
+    func count(file path: String) {
+        let (tally, scan) = OpenMetricsExporter.tally(file: path, limits: limits)
+        state.withLock { state in
+            guard scan.header != nil else { state.unreadable += 1; return }
+            state.metrics.add(tally)
+            state.files += 1
+            state.events += scan.events
+            state.invalidLines += scan.invalidLines
+        }
+    }
+
+    /// The families of the counted events, then the collector's own ingest counters; no `# EOF`.
+    func text() -> String {
+        state.withLock { state in
+            var text = state.metrics.text(endOfFile: false, announcing: &state.announced)
+            text += """
+            # TYPE apitrace_collector_files_counted counter
+            # HELP apitrace_collector_files_counted Stored trace files whose events were added to the metrics.
+            apitrace_collector_files_counted_total \(state.files)
+            # TYPE apitrace_collector_events_counted counter
+            # HELP apitrace_collector_events_counted Event lines of stored files added to the metrics.
+            apitrace_collector_events_counted_total \(state.events)
+            # TYPE apitrace_collector_invalid_lines counter
+            # HELP apitrace_collector_invalid_lines Lines of stored files skipped as invalid (not counted).
+            apitrace_collector_invalid_lines_total \(state.invalidLines)
+            # TYPE apitrace_collector_files_uncounted counter
+            # HELP apitrace_collector_files_uncounted Stored files that could not be read back to count their events.
+            apitrace_collector_files_uncounted_total \(state.unreadable)
+
+            """
+            return text
+        }
+    }
+}
