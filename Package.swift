@@ -233,6 +233,7 @@ let package = Package(
         .testTarget(
             name: "APITraceSSETests",
             dependencies: [
+                "APITraceTestSupport",
                 "APITraceSSE",
                 "APITraceCapture",
                 "APITraceFormat",

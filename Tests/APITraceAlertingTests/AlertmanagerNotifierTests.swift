@@ -86,7 +86,7 @@ import Testing
 
 /// A Prometheus Alertmanager started for one test, with the reference test configuration.
 struct RunningAlertmanager: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     static func start(binary: String, webhook: String, in dir: TemporaryDirectory) async throws -> RunningAlertmanager {
@@ -97,37 +97,16 @@ struct RunningAlertmanager: Sendable {
         try config.write(toFile: dir.file("am.yml"), atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: dir.file("am-data"), withIntermediateDirectories: true)
         let port = try freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--config.file=\(dir.file("am.yml"))", "--storage.path=\(dir.file("am-data"))",
-                             "--web.listen-address=127.0.0.1:\(port)", "--cluster.listen-address="]
-        _ = FileManager.default.createFile(atPath: dir.file("am.log"), contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file("am.log")))
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        let am = RunningAlertmanager(process: process, port: port)
-        for _ in 0..<300 {
-            if let (_, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/-/ready")!),
-               (response as? HTTPURLResponse)?.statusCode == 200 {
-                return am
-            }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        am.stop()
-        let text = (try? String(contentsOfFile: dir.file("am.log"), encoding: .utf8)) ?? ""
-        throw Failure(description: "Alertmanager did not become ready on port \(port): \(text.suffix(2000))")
+        let process = try ChildProcess(binary, [
+            "--config.file=\(dir.file("am.yml"))", "--storage.path=\(dir.file("am-data"))",
+            "--web.listen-address=127.0.0.1:\(port)", "--cluster.listen-address="])
+        try await process.waitUntilReady(URL(string: "http://127.0.0.1:\(port)/-/ready")!)
+        return RunningAlertmanager(process: process, port: port)
     }
 
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
+    func stop() { process.stop() }
 
     /// `GET /api/v2/alerts`.
     func alerts() async throws -> [[String: Any]] {
@@ -135,22 +114,6 @@ struct RunningAlertmanager: Sendable {
         return (try JSONSerialization.jsonObject(with: data) as? [[String: Any]]) ?? []
     }
 
-    /// A port nobody listens on now: bound to port 0, read back, released.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Failure(description: "bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 extension Receiver {

@@ -78,24 +78,11 @@ import Testing
         try #require(rules.status == 0, "\(rules.stderr)")
 
         try "e2e-token\n".write(toFile: dir.file("tokens"), atomically: true, encoding: .utf8)
-        let port = try RunningAlertmanager.freePort()
-        let collector = Process()
-        collector.executableURL = try builtProduct("apitrace")
-        collector.arguments = ["collect", "--listen", "127.0.0.1:\(port)", "--dir", dir.file("store"), "--token-file", dir.file("tokens")]
-        _ = FileManager.default.createFile(atPath: dir.file("collector.log"), contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file("collector.log")))
-        collector.standardOutput = log
-        collector.standardError = log
-        try collector.run()
-        defer { collector.terminate() }
-        var healthy = false
-        for _ in 0..<600 where !healthy {
-            if let (_, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/health")!) {
-                healthy = (response as? HTTPURLResponse)?.statusCode == 200
-            }
-            if !healthy { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        try #require(healthy, "apitrace collect did not answer /health: \((try? String(contentsOfFile: dir.file("collector.log"), encoding: .utf8)) ?? "")")
+        let port = try freePort()
+        let collector = try ChildProcess(try builtProduct("apitrace").path, [
+            "collect", "--listen", "127.0.0.1:\(port)", "--dir", dir.file("store"), "--token-file", dir.file("tokens")])
+        defer { collector.stop() }
+        try await collector.waitUntilReady(URL(string: "http://127.0.0.1:\(port)/health")!)
 
         try await Receiver.with { receiver in
             let am = try await RunningAlertmanager.start(binary: AlertmanagerNotifierTests.binary!, webhook: receiver.url("/hook"), in: dir)

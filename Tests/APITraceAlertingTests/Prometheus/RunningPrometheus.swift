@@ -8,7 +8,7 @@ import FoundationNetworking
 /// generated configuration: the given rule files, static scrape targets, 1 s scrape and
 /// evaluation intervals; queried over its HTTP API.
 struct RunningPrometheus: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     /// The installed Prometheus server, or `nil`.
@@ -29,36 +29,15 @@ struct RunningPrometheus: Sendable {
             config += "alerting:\n  alertmanagers: [{static_configs: [{targets: [\(alertmanagers.map { "'\($0)'" }.joined(separator: ", "))]}]}]\n"
         }
         try config.write(toFile: dir.file("prometheus.yml"), atomically: true, encoding: .utf8)
-        let port = try RunningAlertmanager.freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--config.file=\(dir.file("prometheus.yml"))", "--storage.tsdb.path=\(dir.file("prometheus-data"))",
-                             "--web.listen-address=127.0.0.1:\(port)"]
-        _ = FileManager.default.createFile(atPath: dir.file("prometheus.log"), contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file("prometheus.log")))
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        let prometheus = RunningPrometheus(process: process, port: port)
-        for _ in 0..<300 {
-            if let (_, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/-/ready")!),
-               (response as? HTTPURLResponse)?.statusCode == 200 {
-                return prometheus
-            }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        prometheus.stop()
-        let text = (try? String(contentsOfFile: dir.file("prometheus.log"), encoding: .utf8)) ?? ""
-        throw RunningAlertmanager.Failure(description: "Prometheus did not become ready on port \(port): \(text.suffix(2000))")
+        let port = try freePort()
+        let process = try ChildProcess(binary, [
+            "--config.file=\(dir.file("prometheus.yml"))", "--storage.tsdb.path=\(dir.file("prometheus-data"))",
+            "--web.listen-address=127.0.0.1:\(port)"])
+        try await process.waitUntilReady(URL(string: "http://127.0.0.1:\(port)/-/ready")!)
+        return RunningPrometheus(process: process, port: port)
     }
 
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
+    func stop() { process.stop() }
 
     /// `GET /api/v1/<path>` and its `data`.
     func api(_ path: String, query: [URLQueryItem] = []) async throws -> Any {
