@@ -19,11 +19,11 @@ public struct QuantileSketch: Sendable {
     /// Largest relative error of a reported percentile: 1/128 (0.78125 %).
     public static let relativeError = 1.0 / 128.0
 
-    private var histogram: Histogram<UInt64>
+    var histogram: Histogram<UInt64>
     /// Values recorded, weights included.
-    public private(set) var count: UInt64 = 0
+    public internal(set) var count: UInt64 = 0
     /// Sum of the recorded values, weights included, for the mean.
-    public private(set) var sum: Double = 0
+    public internal(set) var sum: Double = 0
 
     /// Creates an empty sketch.
     public init() {
