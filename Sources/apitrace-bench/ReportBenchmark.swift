@@ -14,6 +14,11 @@ struct ReportBenchmark: ParsableCommand {
             `gzip -dc` of the same files to /dev/null; DuckDB's read_json_auto computing the per-route count, errors \
             and p50/p95/p99 (pip install duckdb). Best of --runs rounds for each. Targets: faster than DuckDB, within 1.5x \
             of gzip -dc, peak RSS under 64 MB.
+            Then the incremental report on a week-long folder (--week-events over --week-files, one file every few \
+            minutes): the CLI without the cache, the first run with an empty cache, a second run with nothing changed, \
+            a run after 10 new files arrived, and --since 2h (before the last event), checking that all outputs agree. \
+            Targets: the warm re-run and --since 2h each at least 20x faster than the first run; the first run no slower \
+            than the uncached one.
             """
     )
 
@@ -32,7 +37,24 @@ struct ReportBenchmark: ParsableCommand {
     @Flag(help: "Skip DuckDB.")
     var skipDuckdb = false
 
+    @Option(help: "Events in the week-long folder of the incremental measurement.")
+    var weekEvents = 4_000_000
+
+    @Option(help: "Files in the week-long folder.")
+    var weekFiles = 2000
+
+    @Flag(help: "Skip the 2M-event comparison with gzip -dc and DuckDB.")
+    var skipComparison = false
+
+    @Flag(help: "Skip the incremental (cached) measurement on the week-long folder.")
+    var skipIncremental = false
+
     func run() throws {
+        if !skipComparison { try compare() }
+        if !skipIncremental { try IncrementalReportBenchmark(benchmark: self).run() }
+    }
+
+    func compare() throws {
         // Bump the "g" number when the generator changes, so a stale cache is not reused.
         let folder = "\(cache)/report-g2-\(events)-\(files)"
         let paths = try prepare(folder)
@@ -93,6 +115,12 @@ struct ReportBenchmark: ParsableCommand {
         if haveCLI {
             print(String(format: "peak RSS (CLI):          %.1f MB (target < 64 MB)%@", Double(cliRSS) / 1024, cliRSS < 64 * 1024 ? "  ok" : "  MISSED"))
         }
+    }
+
+    /// The built `apitrace` next to this benchmark, when there is one.
+    var apitraceExecutable: String? {
+        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("apitrace").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
     func prepare(_ folder: String) throws -> [String] {

@@ -19,16 +19,22 @@ public struct QuantileSketch: Sendable {
     /// Largest relative error of a reported percentile: 1/128 (0.78125 %).
     public static let relativeError = 1.0 / 128.0
 
-    var histogram: Histogram<UInt64>
+    /// Allocated on the first value: most sketches of a file summary stay empty, and a histogram
+    /// costs a few thousand counters to create and to merge.
+    var histogram: Histogram<UInt64>?
     /// Values recorded, weights included.
     public internal(set) var count: UInt64 = 0
     /// Sum of the recorded values, weights included, for the mean.
     public internal(set) var sum: Double = 0
 
     /// Creates an empty sketch.
-    public init() {
-        histogram = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .two)
+    public init() {}
+
+    /// An empty histogram of the sketch's layout, sized for values up to `highest` (it grows past it).
+    static func makeHistogram(highest: UInt64 = 60_000_000) -> Histogram<UInt64> {
+        var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: Swift.max(2, highest), numberOfSignificantValueDigits: .two)
         histogram.autoResize = true
+        return histogram
     }
 
     /// Records one value `weight` times. Negative and non-finite values count as 0; values are
@@ -36,15 +42,16 @@ public struct QuantileSketch: Sendable {
     @inline(__always)
     public mutating func record(_ value: Double, weight: UInt64 = 1) {
         let clean = value.isFinite && value > 0 ? Swift.min(value, 1e15) : 0
-        histogram.record(UInt64((clean * 1000).rounded()), count: weight)
+        if histogram == nil { histogram = Self.makeHistogram() }
+        histogram!.record(UInt64((clean * 1000).rounded()), count: weight)
         count &+= weight
         sum += clean * Double(weight)
     }
 
     /// Adds another sketch's values to this one.
     public mutating func merge(_ other: QuantileSketch) {
-        guard other.count > 0 else { return }
-        histogram.add(other.histogram)
+        guard other.count > 0, let theirs = other.histogram else { return }
+        if histogram == nil { histogram = theirs } else { histogram!.add(theirs) }
         count &+= other.count
         sum += other.sum
     }
@@ -54,12 +61,12 @@ public struct QuantileSketch: Sendable {
     /// The exact percentile is the value at rank `max(1, ceil(p/100 × count))` of the sorted
     /// values; the result is at most ``relativeError`` above it.
     public func percentile(_ p: Double) -> Double? {
-        guard count > 0 else { return nil }
+        guard count > 0, let histogram else { return nil }
         return Double(histogram.valueAtPercentile(p)) / 1000
     }
 
     /// The largest value recorded, or `nil` when empty.
-    public var max: Double? { count > 0 ? Double(histogram.maxRecorded) / 1000 : nil }
+    public var max: Double? { count > 0 ? histogram.map { Double($0.maxRecorded) / 1000 } : nil }
 
     /// The mean, or `nil` when empty.
     public var mean: Double? { count > 0 ? sum / Double(count) : nil }

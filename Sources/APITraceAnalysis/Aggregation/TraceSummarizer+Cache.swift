@@ -24,7 +24,16 @@ extension TraceSummarizer {
             // Read the whole file without filters, so the entry serves every later run.
             var whole = TraceAggregator(timeSeriesGranularity: granularity)
             whole.read(reader)
-            let read = TraceSummaryCache.Entry(summary: whole.summary(), header: whole.lastHeader.map(\.appVersion))
+            var summary = whole.summary()
+            // With automatic bucket widths (granularity 1), the time series is kept at the width a
+            // report of this file alone would show. A report including the whole file spans at least
+            // as long, so it shows buckets at least that wide (a multiple: both are ladder steps),
+            // and its output is unchanged; entries and merging shrink from thousands of buckets to dozens.
+            if granularity == 1, let first = summary.firstEvent, let last = summary.lastEvent {
+                let span = (last.millisecondsSince1970 - first.millisecondsSince1970) / 1000
+                summary.timeSeries.coarsen(to: TimeSeries.granularity(forSpanSeconds: span))
+            }
+            let read = TraceSummaryCache.Entry(summary: summary, header: whole.lastHeader.map(\.appVersion))
             entry = read
             // Not stored: a file that could not be read (a permission may change without touching
             // its status) or that changed while it was read.

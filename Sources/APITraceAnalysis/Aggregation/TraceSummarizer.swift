@@ -18,6 +18,12 @@ public struct TraceSummarizer: Sendable {
     /// Files read at once; defaults to the number of cores.
     public var parallelism: Int
     /// Where whole-file summaries of finished files are kept between runs; nil reads every file.
+    ///
+    /// With a cache and the automatic granularity (1), a cached file's time series is kept at the
+    /// bucket width a report of that file alone would choose: a report's automatic bucket width
+    /// (``TimeSeries/granularity(forSpanSeconds:target:minimum:)`` over its whole span) is at least
+    /// that, so reports are unchanged, but ``TraceSummary/timeSeries`` itself may be coarser than
+    /// without the cache. Pass the granularity you need to keep finer buckets.
     public var cache: TraceSummaryCache?
 
     /// Progress, reported after each file is read: files done, files in all.

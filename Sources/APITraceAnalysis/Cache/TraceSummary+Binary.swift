@@ -181,7 +181,7 @@ extension QuantileSketch {
     /// percentiles (clamped to them) and the maximum read back exactly.
     func encode(into w: inout BinaryWriter) {
         w.put(count); w.put(sum)
-        guard count > 0 else { return }
+        guard count > 0, let histogram else { return }
         w.put(histogram.min); w.put(histogram.maxRecorded)
         var buckets: [(UInt64, UInt64)] = []
         for value in histogram.recordedValues() { buckets.append((histogram.lowestEquivalentForValue(value.value), value.count)) }
@@ -206,6 +206,7 @@ extension QuantileSketch {
         let smallest = try r.get(UInt64.self), largest = try r.get(UInt64.self)
         guard count <= UInt64(BinaryReader.maximumCount), smallest <= largest, largest <= limit else { throw .init() }
         var total: UInt64 = 0
+        var histogram = Self.makeHistogram(highest: largest)
         var value: UInt64 = 0
         for _ in 0..<(try r.items(minimumSize: 2)) {
             let step = try r.varint(), n = try r.varint()
@@ -221,6 +222,7 @@ extension QuantileSketch {
         guard total == count else { throw .init() }
         histogram.record(largest, count: 0)
         if smallest > 0 { histogram.record(smallest, count: 0) }
+        self.histogram = histogram
         self.count = count
         self.sum = sum
     }
