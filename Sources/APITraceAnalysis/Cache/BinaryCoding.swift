@@ -106,10 +106,13 @@ struct BinaryReader {
         return value
     }
 
-    /// Milliseconds since 1970 within ±10^15 (year ±31,000), or one of the "never" sentinels.
+    /// Latest instant a trace holds: the end of year 9999 (readers accept years 1970 to 9999).
+    static let latestMilliseconds: Int64 = 253_402_300_799_999
+
+    /// Milliseconds since 1970 in the years readers accept, or one of the "never" sentinels.
     mutating func time() throws(Invalid) -> Int64 {
         let value = try get(Int64.self)
-        guard value == .max || value == .min || (-1_000_000_000_000_000...1_000_000_000_000_000).contains(value) else { throw Invalid() }
+        guard value == .max || value == .min || (0...Self.latestMilliseconds).contains(value) else { throw Invalid() }
         return value
     }
 

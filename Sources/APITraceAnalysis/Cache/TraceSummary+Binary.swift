@@ -150,7 +150,7 @@ extension TraceSummary {
         guard bucketCount <= TimeSeries.maximumBuckets else { throw .init() }
         for _ in 0..<bucketCount {
             let start = try r.get(Int64.self)
-            guard abs(start) <= 1_000_000_000_000, start % granularity == 0 else { throw .init() }
+            guard (0...BinaryReader.latestMilliseconds / 1000).contains(start), start % granularity == 0 else { throw .init() }
             var bucket = TimeBucket()
             bucket.requests = try RequestCounts(decoding: &r)
             bucket.decodeFailures = try r.count(); bucket.recordedErrors = try r.count(); bucket.sseReconnects = try r.count()
