@@ -30,19 +30,21 @@ public struct QuantileSketch: Sendable {
     /// Creates an empty sketch.
     public init() {}
 
-    /// An empty histogram of the sketch's layout, sized for values up to `highest` (it grows past it).
-    static func makeHistogram(highest: UInt64 = 60_000_000) -> Histogram<UInt64> {
-        var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: Swift.max(2, highest), numberOfSignificantValueDigits: .two)
+    /// An empty histogram of the sketch's layout, sized for values up to an hour (it grows past it).
+    /// Copied rather than created: creating one zeroes its counters through the library's generic
+    /// code, element by element; a copy's first write duplicates them in one block.
+    static let emptyHistogram: Histogram<UInt64> = {
+        var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .two)
         histogram.autoResize = true
         return histogram
-    }
+    }()
 
     /// Records one value `weight` times. Negative and non-finite values count as 0; values are
     /// rounded to thousandths.
     @inline(__always)
     public mutating func record(_ value: Double, weight: UInt64 = 1) {
         let clean = value.isFinite && value > 0 ? Swift.min(value, 1e15) : 0
-        if histogram == nil { histogram = Self.makeHistogram() }
+        if histogram == nil { histogram = Self.emptyHistogram }
         histogram!.record(UInt64((clean * 1000).rounded()), count: weight)
         count &+= weight
         sum += clean * Double(weight)
