@@ -35,11 +35,13 @@ struct IncrementalReportBenchmark {
         let scratch = NSTemporaryDirectory() + "apitrace-bench-incremental-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: scratch); try? FileManager.default.removeItem(atPath: arrived) }
         var best: [String: Double] = [:]
+        var bestCPU: [String: Double] = [:]
         var peakRSS: [String: Int] = [:]
         func report(_ name: String, _ arguments: [String], output: String) throws {
             let result = benchmark.child([apitrace, "report", "--format", "json", "--output", output] + arguments)
             guard result.status == 0 else { throw ValidationError("\(name): apitrace report exited with \(result.status)") }
             best[name] = min(best[name] ?? .infinity, result.seconds)
+            bestCPU[name] = min(bestCPU[name] ?? .infinity, result.cpu)
             peakRSS[name] = max(peakRSS[name] ?? 0, result.rssKB)
         }
         for round in 1...max(1, benchmark.runs) {
@@ -71,18 +73,17 @@ struct IncrementalReportBenchmark {
                      "after 10 new files (--no-cache)", "--since 2h (warm)", "--since 2h (--no-cache)"]
         for name in order {
             print(name.padding(toLength: 34, withPad: " ", startingAt: 0)
-                  + String(format: "%8.3f s   peak RSS %5.1f MB", best[name]!, Double(peakRSS[name]!) / 1024))
+                  + String(format: "%8.3f s   CPU %6.2f s   peak RSS %5.1f MB", best[name]!, bestCPU[name]!, Double(peakRSS[name]!) / 1024))
         }
-        let first = best["first run (cold cache)"]!
-        func target(_ name: String, _ text: String, _ ratio: Double, _ ok: Bool) {
-            print(String(format: "%@ %.1fx %@%@", name.padding(toLength: 40, withPad: " ", startingAt: 0), ratio, text, ok ? "  ok" : "  MISSED"))
-        }
+        // Wall time on a shared machine swings with the load; CPU time (user + system) much less.
+        let first = best["first run (cold cache)"]!, firstCPU = bestCPU["first run (cold cache)"]!
         for name in ["second run (warm)", "after 10 new files", "--since 2h (warm)"] {
-            let ratio = first / best[name]!
-            target("first run / \(name):", "faster (target >= 20x)", ratio, ratio >= 20)
+            let ratio = first / best[name]!, cpuRatio = firstCPU / bestCPU[name]!
+            print(String(format: "%@ %5.1fx wall, %5.1fx CPU (target >= 20x)%@",
+                         "first run / \(name):".padding(toLength: 40, withPad: " ", startingAt: 0), ratio, cpuRatio, ratio >= 20 ? "  ok" : "  MISSED"))
         }
-        let cold = first / best["uncached (--no-cache)"]!
-        print(String(format: "first run / uncached run:                %.2fx the time (target <= 1x)%@", cold, cold <= 1.05 ? "  ok" : "  MISSED"))
+        let cold = first / best["uncached (--no-cache)"]!, coldCPU = firstCPU / bestCPU["uncached (--no-cache)"]!
+        print(String(format: "first run / uncached run:                 %5.2fx wall, %5.2fx CPU (target <= 1x)%@", cold, coldCPU, cold <= 1.05 ? "  ok" : "  MISSED"))
         print("all reports identical with and without the cache: yes")
     }
 

@@ -33,11 +33,22 @@ public struct QuantileSketch: Sendable {
     /// An empty histogram of the sketch's layout, sized for values up to an hour (it grows past it).
     /// Copied rather than created: creating one zeroes its counters through the library's generic
     /// code, element by element; a copy's first write duplicates them in one block.
-    static let emptyHistogram: Histogram<UInt64> = {
-        var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .two)
+    static var emptyHistogram: Histogram<UInt64> { emptyHistograms[0] }
+
+    /// ``emptyHistogram`` and, after it, empty histograms sized for values of 27 to 62 bits: a
+    /// sketch read back from the cache starts at the size of its largest value, since growing a
+    /// histogram (the library's generic resize) costs far more than copying one.
+    static let emptyHistograms: [Histogram<UInt64>] = ([60_000_000] + (27...62).map { (UInt64(1) << UInt64($0)) - 1 }).map { (highest: UInt64) in
+        var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: .two)
         histogram.autoResize = true
         return histogram
-    }()
+    }
+
+    /// An empty histogram that holds `value` without growing.
+    static func emptyHistogram(holding value: UInt64) -> Histogram<UInt64> {
+        let bits = UInt64.bitWidth - value.leadingZeroBitCount
+        return value <= 60_000_000 ? emptyHistograms[0] : emptyHistograms[Swift.min(emptyHistograms.count - 1, Swift.max(1, bits - 26))]
+    }
 
     /// Records one value `weight` times. Negative and non-finite values count as 0; values are
     /// rounded to thousandths.

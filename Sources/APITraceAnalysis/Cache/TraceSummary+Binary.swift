@@ -206,7 +206,7 @@ extension QuantileSketch {
         let smallest = try r.get(UInt64.self), largest = try r.get(UInt64.self)
         guard count <= UInt64(BinaryReader.maximumCount), smallest <= largest, largest <= limit else { throw .init() }
         var total: UInt64 = 0
-        var histogram = Self.emptyHistogram
+        var histogram = Self.emptyHistogram(holding: largest)
         var value: UInt64 = 0
         for _ in 0..<(try r.items(minimumSize: 2)) {
             let step = try r.varint(), n = try r.varint()
