@@ -15,6 +15,11 @@ struct ReportBenchmark: ParsableCommand {
             `gzip -dc` of the same files to /dev/null; DuckDB's read_json_auto computing the per-route count, errors \
             and p50/p95/p99 (pip install duckdb). Best of --runs rounds for each. Targets: faster than DuckDB, within 1.5x \
             of gzip -dc, peak RSS under 64 MB.
+            Then the incremental report on a week-long folder (--week-events over --week-files, one file every few \
+            minutes): the CLI without the cache, the first run with an empty cache, a second run with nothing changed, \
+            a run after 10 new files arrived, and --since 2h (before the last event), checking that all outputs agree. \
+            Targets: the warm re-run and --since 2h each at least 20x faster than the first run; the first run no slower \
+            than the uncached one.
             """
     )
 
@@ -33,7 +38,24 @@ struct ReportBenchmark: ParsableCommand {
     @Flag(help: "Skip DuckDB.")
     var skipDuckdb = false
 
+    @Option(help: "Events in the week-long folder of the incremental measurement.")
+    var weekEvents = 4_000_000
+
+    @Option(help: "Files in the week-long folder.")
+    var weekFiles = 2000
+
+    @Flag(help: "Skip the 2M-event comparison with gzip -dc and DuckDB.")
+    var skipComparison = false
+
+    @Flag(help: "Skip the incremental (cached) measurement on the week-long folder.")
+    var skipIncremental = false
+
     func run() throws {
+        if !skipComparison { try compare() }
+        if !skipIncremental { try IncrementalReportBenchmark(benchmark: self).run() }
+    }
+
+    func compare() throws {
         // Bump the "g" number when the generator changes, so a stale cache is not reused.
         let folder = "\(cache)/report-g2-\(events)-\(files)"
         let paths = try prepare(folder)
@@ -69,7 +91,8 @@ struct ReportBenchmark: ParsableCommand {
             reader = min(reader, r.wall); readerCPU = min(readerCPU, r.cpu)
             // The CLI as a child process, for wall time and peak memory.
             if haveCLI {
-                let c = child([apitrace, "report", "--format", "json", "--output", "/dev/null", folder])
+                // --no-cache: this measures reading; the cache is measured on the week-long folder.
+                let c = child([apitrace, "report", "--no-cache", "--format", "json", "--output", "/dev/null", folder])
                 cli = min(cli, c.seconds); cliRSS = max(cliRSS, c.rssKB)
             }
             gzip = min(gzip, child(["/bin/sh", "-c", "gzip -dc " + paths.map(shellQuoted).joined(separator: " ") + " > /dev/null"]).seconds)
@@ -94,6 +117,12 @@ struct ReportBenchmark: ParsableCommand {
         if haveCLI {
             print(String(format: "peak RSS (CLI):          %.1f MB (target < 64 MB)%@", Double(cliRSS) / 1024, cliRSS < 64 * 1024 ? "  ok" : "  MISSED"))
         }
+    }
+
+    /// The built `apitrace` next to this benchmark, when there is one.
+    var apitraceExecutable: String? {
+        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("apitrace").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
     func prepare(_ folder: String) throws -> [String] {
@@ -153,7 +182,7 @@ struct ReportBenchmark: ParsableCommand {
     }
 
     /// Spawns a process, waits for it with `wait4` to get its own peak RSS, and times it.
-    func child(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, seconds: Double, rssKB: Int, output: String) {
+    func child(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, seconds: Double, rssKB: Int, output: String, cpu: Double) {
         let outputPath = NSTemporaryDirectory() + "apitrace-bench-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
@@ -164,14 +193,15 @@ struct ReportBenchmark: ParsableCommand {
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         let start = DispatchTime.now().uptimeNanoseconds
-        guard posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return (127, 0, 0, "") }
+        guard posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return (127, 0, 0, "", 0) }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let output = captureOutput ? ((try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "") : ""
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (exit, seconds, Int(usage.ru_maxrss), output)
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        return (exit, seconds, Int(usage.ru_maxrss), output, cpu)
     }
 
     private func row(_ name: String, _ seconds: Double, _ bytes: Int) -> String {

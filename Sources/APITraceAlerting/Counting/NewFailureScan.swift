@@ -77,9 +77,9 @@ struct NewFailureScan {
         let windowStart = now - detection.window.milliseconds
         let baselineStart = windowStart - detection.baseline.milliseconds
         let files = TraceFileSelection.plan(TraceFileDiscovery.find(paths).files, overlapping: [baselineStart..<now])
-        let spans = Dictionary(files.map { ($0.path, $0.finishedSpan) }) { a, _ in a }
+        let cacheable = Set(files.filter(\.isCacheable).map(\.path))
         let perFile = ParallelTraceReader.map(files.map(\.path)) { reader in
-            if let cache, let summary = cachedSummary(reader.path, finishedSpan: spans[reader.path] ?? nil, cache: cache),
+            if let cache, cacheable.contains(reader.path), let summary = cachedSummary(reader.path, cache: cache),
                summary.lies(in: baselineStart..<windowStart) {
                 var out = FileGroups(fromCache: true)
                 guard scope.appVersion == nil || scope.appVersion == summary.appVersion else { return out }
@@ -170,11 +170,10 @@ struct NewFailureScan {
         return out
     }
 
-    /// The cached (or, on a miss, freshly read and stored) summary of a finished file; nil for a
-    /// file that may still grow, claims too long a span, or has no usable summary.
-    private func cachedSummary(_ path: String, finishedSpan: Range<Int64>?, cache: FileCountCache) -> FileFailureGroups? {
-        guard let span = finishedSpan, span.upperBound - span.lowerBound <= WindowedFailureCounter.maximumCachedSpan,
-              let (size, modified) = WindowedFailureCounter.identity(of: path) else { return nil }
+    /// The cached (or, on a miss, freshly read and stored) summary of a cacheable file; nil when it
+    /// has no usable summary.
+    private func cachedSummary(_ path: String, cache: FileCountCache) -> FileFailureGroups? {
+        guard let (size, modified) = WindowedFailureCounter.identity(of: path) else { return nil }
         if let summary = cache.failureGroups(for: path, size: size, modified: modified, signature: cacheSignature) { return summary }
         let route = scope.route.map { TextPattern($0) }
         guard let summary = FileFailureGroups.read(TraceFileReader(path: path), route: route, maximumGroups: Self.maximumGroups) else { return nil }

@@ -78,13 +78,12 @@ public struct WindowedFailureCounter: Sendable {
     public func count(files: [String]) -> Result {
         let selected = TraceFileSelection.plan(files, overlapping: ranges)
         let plan = ScanPlan(counter: self)
-        let spans = Dictionary(selected.map { ($0.path, $0.finishedSpan) }) { a, _ in a }
+        let spans = Dictionary(selected.map { ($0.path, $0.isCacheable ? $0.finishedSpan : nil) }) { a, _ in a }
         let cache = self.cache, signatures = self.signatures, rules = self.rules
         let perFile = ParallelTraceReader.map(selected.map(\.path)) { reader in
-            // A file whose name claims a span longer than any writer's rotation (two files of one
-            // producer named years apart) is counted over this run's ranges only, never cached whole:
-            // memory follows the rules' windows, not file names.
-            guard let cache, let span = spans[reader.path] ?? nil, span.upperBound - span.lowerBound <= Self.maximumCachedSpan,
+            // Only finished files of a plausible span are cached (TraceFileSelection.SelectedFile.isCacheable);
+            // the rest are counted over this run's ranges: memory follows the rules' windows, not file names.
+            guard let cache, let span = spans[reader.path] ?? nil,
                   let (size, modified) = Self.identity(of: reader.path) else {
                 return plan.scan(reader)
             }
@@ -114,9 +113,6 @@ public struct WindowedFailureCounter: Sendable {
         result.evidence = evidence
         return result
     }
-
-    /// Longest span (from names) of a file whose counts are cached whole: two days and the margins.
-    static let maximumCachedSpan: Int64 = 2 * 86_400_000 + 2 * 3_600_000
 
     /// Size and modification time (ns) of a file, which a cache entry must match.
     static func identity(of path: String) -> (Int64, Int64)? {

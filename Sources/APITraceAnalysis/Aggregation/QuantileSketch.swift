@@ -19,16 +19,35 @@ public struct QuantileSketch: Sendable {
     /// Largest relative error of a reported percentile: 1/128 (0.78125 %).
     public static let relativeError = 1.0 / 128.0
 
-    private var histogram: Histogram<UInt64>
+    /// Allocated on the first value: most sketches of a file summary stay empty, and a histogram
+    /// costs a few thousand counters to create and to merge.
+    var histogram: Histogram<UInt64>?
     /// Values recorded, weights included.
-    public private(set) var count: UInt64 = 0
+    public internal(set) var count: UInt64 = 0
     /// Sum of the recorded values, weights included, for the mean.
-    public private(set) var sum: Double = 0
+    public internal(set) var sum: Double = 0
 
     /// Creates an empty sketch.
-    public init() {
-        histogram = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .two)
+    public init() {}
+
+    /// An empty histogram of the sketch's layout, sized for values up to an hour (it grows past it).
+    /// Copied rather than created: creating one zeroes its counters through the library's generic
+    /// code, element by element; a copy's first write duplicates them in one block.
+    static var emptyHistogram: Histogram<UInt64> { emptyHistograms[0] }
+
+    /// ``emptyHistogram`` and, after it, empty histograms sized for values of 27 to 62 bits: a
+    /// sketch read back from the cache starts at the size of its largest value, since growing a
+    /// histogram (the library's generic resize) costs far more than copying one.
+    static let emptyHistograms: [Histogram<UInt64>] = ([60_000_000] + (27...62).map { (UInt64(1) << UInt64($0)) - 1 }).map { (highest: UInt64) in
+        var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: .two)
         histogram.autoResize = true
+        return histogram
+    }
+
+    /// An empty histogram that holds `value` without growing.
+    static func emptyHistogram(holding value: UInt64) -> Histogram<UInt64> {
+        let bits = UInt64.bitWidth - value.leadingZeroBitCount
+        return value <= 60_000_000 ? emptyHistograms[0] : emptyHistograms[Swift.min(emptyHistograms.count - 1, Swift.max(1, bits - 26))]
     }
 
     /// Records one value `weight` times. Negative and non-finite values count as 0; values are
@@ -36,15 +55,16 @@ public struct QuantileSketch: Sendable {
     @inline(__always)
     public mutating func record(_ value: Double, weight: UInt64 = 1) {
         let clean = value.isFinite && value > 0 ? Swift.min(value, 1e15) : 0
-        histogram.record(UInt64((clean * 1000).rounded()), count: weight)
+        if histogram == nil { histogram = Self.emptyHistogram }
+        histogram!.record(UInt64((clean * 1000).rounded()), count: weight)
         count &+= weight
         sum += clean * Double(weight)
     }
 
     /// Adds another sketch's values to this one.
     public mutating func merge(_ other: QuantileSketch) {
-        guard other.count > 0 else { return }
-        histogram.add(other.histogram)
+        guard other.count > 0, let theirs = other.histogram else { return }
+        if histogram == nil { histogram = theirs } else { histogram!.add(theirs) }
         count &+= other.count
         sum += other.sum
     }
@@ -54,12 +74,12 @@ public struct QuantileSketch: Sendable {
     /// The exact percentile is the value at rank `max(1, ceil(p/100 × count))` of the sorted
     /// values; the result is at most ``relativeError`` above it.
     public func percentile(_ p: Double) -> Double? {
-        guard count > 0 else { return nil }
+        guard count > 0, let histogram else { return nil }
         return Double(histogram.valueAtPercentile(p)) / 1000
     }
 
     /// The largest value recorded, or `nil` when empty.
-    public var max: Double? { count > 0 ? Double(histogram.maxRecorded) / 1000 : nil }
+    public var max: Double? { count > 0 ? histogram.map { Double($0.maxRecorded) / 1000 } : nil }
 
     /// The mean, or `nil` when empty.
     public var mean: Double? { count > 0 ? sum / Double(count) : nil }

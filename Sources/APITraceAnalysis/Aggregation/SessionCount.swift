@@ -17,11 +17,13 @@ public struct SessionCount: Sendable, Equatable {
     public static let exactLimit = 1024
     /// log2 of the number of HyperLogLog registers.
     static let precision = 12
+    /// Largest register value the sketch can hold (rank of a hash).
+    static let maximumRank = UInt8(64 - precision + 1)
     /// The documented relative standard error of the estimate.
     public static let standardError = 1.04 / Double(1 << precision).squareRoot()
 
-    private var exact: Set<UInt64> = []
-    private var registers: [UInt8]?
+    var exact: Set<UInt64> = []
+    var registers: [UInt8]?
 
     /// Creates an empty count.
     public init() {}

@@ -19,6 +19,7 @@ extension TraceAggregator {
             _ = add(record: record)
             return true
         }
+        lastHeader = scan.header
         base.unknownTypes += scan.unknownTypes
         base.invalidLines += scan.invalidLines
         if scan.declined {

@@ -54,6 +54,8 @@ public struct TraceAggregator {
     /// what it counted; folded into the summary's ``TraceSummary/appVersions`` per file.
     var appVersion = "-"
     var appVersionCounts = AppVersionSummary()
+    /// The header of the file ``read(_:)`` read last (nil when it had none or was skipped unopened).
+    var lastHeader: TraceFileHeader?
 
     /// Creates an aggregator. `timeSeriesGranularity` is the finest bucket width kept, in seconds.
     public init(filter: TraceFilter = .all, timeSeriesGranularity: Int64 = 1) {

@@ -17,6 +17,14 @@ public struct TraceSummarizer: Sendable {
     public var timeSeriesGranularity: Int64
     /// Files read at once; defaults to the number of cores.
     public var parallelism: Int
+    /// Where whole-file summaries of finished files are kept between runs; nil reads every file.
+    ///
+    /// With a cache and the automatic granularity (1), a cached file's time series is kept at the
+    /// bucket width a report of that file alone would choose: a report's automatic bucket width
+    /// (``TimeSeries/granularity(forSpanSeconds:target:minimum:)`` over its whole span) is at least
+    /// that, so reports are unchanged, but ``TraceSummary/timeSeries`` itself may be coarser than
+    /// without the cache. Pass the granularity you need to keep finer buckets.
+    public var cache: TraceSummaryCache?
 
     /// Progress, reported after each file is read: files done, files in all.
     public typealias Progress = @Sendable (_ filesDone: Int, _ filesTotal: Int) -> Void
@@ -24,8 +32,9 @@ public struct TraceSummarizer: Sendable {
     /// Creates a summarizer.
     public init(
         filter: TraceFilter = .all, timeSeriesGranularity: Int64 = 1,
-        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, cache: TraceSummaryCache? = nil
     ) {
+        self.cache = cache
         self.filter = filter
         self.timeSeriesGranularity = timeSeriesGranularity
         self.parallelism = parallelism
@@ -36,8 +45,9 @@ public struct TraceSummarizer: Sendable {
     public func summarize(paths: [String], progress: Progress? = nil) -> TraceSummary {
         let found = TraceFileDiscovery.find(paths)
         // Files that cannot hold events of the time range are never opened (both ends, with slack).
-        let selected = TraceFileSelection.select(found.files, since: filter.since, until: filter.until)
-        var summary = summarize(files: selected, progress: progress)
+        let range = (filter.since?.millisecondsSince1970 ?? .min)..<(filter.until?.millisecondsSince1970 ?? .max)
+        let selected = TraceFileSelection.plan(found.files, overlapping: [range])
+        var summary = summarize(selected.map { ($0.path, $0.isCacheable) }, progress: progress)
         if !found.warnings.isEmpty || selected.count < found.files.count {
             var all = TraceSummary(timeSeriesGranularity: timeSeriesGranularity)
             for warning in found.warnings { all.addWarning(warning) }
@@ -51,18 +61,23 @@ public struct TraceSummarizer: Sendable {
 
     /// Summarizes these files.
     public func summarize(files: [String], progress: Progress? = nil) -> TraceSummary {
+        if cache == nil { return summarize(files.map { ($0, false) }, progress: progress) }
+        let cacheable = Set(TraceFileSelection.plan(files).filter(\.isCacheable).map(\.path))
+        return summarize(files.map { ($0, cacheable.contains($0)) }, progress: progress)
+    }
+
+    private func summarize(_ files: [(path: String, cacheable: Bool)], progress: Progress?) -> TraceSummary {
         let total = Accumulator(TraceSummary(timeSeriesGranularity: timeSeriesGranularity))
-        let filter = filter
-        let granularity = timeSeriesGranularity
-        _ = ParallelTraceReader.map(files, parallelism: parallelism) { reader in
-            var aggregator = TraceAggregator(filter: filter, timeSeriesGranularity: granularity)
-            aggregator.read(reader)
-            let done = total.merge(aggregator.summary())
+        let cacheable = Dictionary(files.map { ($0.path, $0.cacheable) }) { a, b in a && b }
+        let directory = FileManager.default.currentDirectoryPath
+        _ = ParallelTraceReader.map(files.map(\.path), parallelism: parallelism) { reader in
+            let done = total.merge(summarize(reader, cacheable: cacheable[reader.path] ?? false, directory: directory))
             progress?(done, files.count)
         }
+        cache?.evictIfNeeded()
         var summary = total.value
         // Merge order varies between runs; keep warnings in file order.
-        let order = Dictionary(files.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let order = Dictionary(files.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { a, _ in a })
         summary.warnings = summary.warnings.enumerated().sorted {
             (order[$0.element.path] ?? -1, $0.offset) < (order[$1.element.path] ?? -1, $1.offset)
         }.map(\.element)

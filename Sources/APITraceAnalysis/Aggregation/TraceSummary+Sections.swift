@@ -257,7 +257,7 @@ public struct ExampleSet: Sendable, Equatable {
         for item in other.items { insert(item.text, time: item.time) }
     }
 
-    private mutating func insert(_ text: String, time: Int64) {
+    mutating func insert(_ text: String, time: Int64) {
         if let i = items.firstIndex(where: { $0.text == text }) {
             if time < items[i].time { items[i].time = time; sort() }
             return

@@ -27,10 +27,31 @@ package enum TraceFileSelection {
         /// For a finished file (its producer has started a later one), the time span it can hold,
         /// widened by an hour each side; nil for a file that may still grow or has no parsable name.
         package var finishedSpan: Range<Int64>?
+
+        /// True when what is read from this file may be kept for later runs (the alert's count
+        /// cache, the report's summary cache): the file is finished, so its writer will not append
+        /// to it, and its name-span is at most ``TraceFileSelection/maximumCachedSpan``. A file whose name claims a span
+        /// longer than any writer's rotation (two files of one producer named days apart) is read
+        /// every time: memory and cache entries follow real rotations, not file names.
+        package var isCacheable: Bool {
+            guard let span = finishedSpan else { return false }
+            return span.upperBound - span.lowerBound <= TraceFileSelection.maximumCachedSpan
+        }
+    }
+
+    /// Longest span (from names, with the hour of margin each side of ``SelectedFile/finishedSpan``)
+    /// of a file whose reading is cached: two days and the margins.
+    package static let maximumCachedSpan: Int64 = 2 * 86_400_000 + 2 * 3_600_000
+
+    /// Every file, saying which are finished (``plan(_:overlapping:)`` over all time).
+    package static func plan(_ files: [String]) -> [SelectedFile] {
+        plan(files, overlapping: [Int64.min..<Int64.max])
     }
 
     /// Like ``select(_:overlapping:)``, saying which files are finished.
     package static func plan(_ files: [String], overlapping ranges: [Range<Int64>]) -> [SelectedFile] {
+        // Skip the modification-time reads when nothing can be pruned.
+        let everything = ranges.contains { $0.lowerBound == .min && $0.upperBound == .max }
         var parsed: [(index: Int, name: TraceFileName)] = []
         var keep = [Bool](repeating: false, count: files.count)
         var finished = [Range<Int64>?](repeating: nil, count: files.count)
@@ -48,8 +69,8 @@ package enum TraceFileSelection {
                     finished[entry.index] = (start + slack - 3_600_000)..<(end - slack + 3_600_000)
                 } else {
                     // A modification time before the start means a skewed clock or a copied file: keep it.
-                    let modified = modificationTime(files[entry.index]) ?? .min
-                    end = modified >= entry.name.started.millisecondsSince1970 ? modified + slack : .max
+                    let modified = everything ? nil : modificationTime(files[entry.index])
+                    end = modified.map { $0 >= entry.name.started.millisecondsSince1970 ? $0 + slack : .max } ?? .max
                 }
                 if ranges.contains(where: { $0.lowerBound < end && start < $0.upperBound }) { keep[entry.index] = true }
             }

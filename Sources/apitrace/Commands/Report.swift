@@ -13,6 +13,8 @@ extension APITrace {
                 trace folder ($APITRACE_DIR, else ~/.local/state/apitrace/traces). An error is a transport \
                 failure or a 5xx; 4xx are client errors and decode failures are counted apart \
                 (--include-decode-failures counts them as errors). Percentiles are within 0.78 % of exact.
+                Summaries of finished files are cached (--cache-dir) so a re-run reads only new or changed \
+                files; the output is the same with or without the cache (--no-cache reads everything).
                 Exit status: 0 when a report was produced (even with warnings), 1 when no usable trace file \
                 was read, 64 for bad arguments. See Docs/report.md.
                 """
@@ -42,6 +44,12 @@ extension APITrace {
         @Option(help: "Add a breakdown by this dimension; app_version (the files' header app_version) is the one there is.")
         var by: [String] = []
 
+        @Flag(help: "Read every file; neither use nor update the cache of per-file summaries.")
+        var noCache = false
+
+        @Option(help: "Folder of the per-file summary cache (default: $APITRACE_CACHE_DIR, else $XDG_CACHE_HOME/apitrace/report, else ~/.cache/apitrace/report).")
+        var cacheDir: String?
+
         func validate() throws {
             guard ReportFormat(rawValue: format) != nil else {
                 throw ValidationError("--format \(format): use one of text, json, markdown, html.")
@@ -63,7 +71,8 @@ extension APITrace {
                 FileHandle.standardError.write(Data("apitrace: no path given; reading the default trace folder \(sources[0])\n".utf8))
             }
             let bucketSeconds = bucket.flatMap(parsedBucket)
-            let summarizer = TraceSummarizer(filter: try filters.filter(), timeSeriesGranularity: bucketSeconds ?? 1)
+            let cache = noCache ? nil : TraceSummaryCache(directory: cacheDir ?? TraceSummaryCache.defaultDirectory)
+            let summarizer = TraceSummarizer(filter: try filters.filter(), timeSeriesGranularity: bucketSeconds ?? 1, cache: cache)
             let progress = ProgressLine()
             let summary = summarizer.summarize(paths: sources) { done, total in progress.update("read \(done) of \(total) files") }
             progress.finish()

@@ -1,0 +1,57 @@
+import APITraceFormat
+import Foundation
+
+extension TraceSummarizer {
+    /// The summary of one file under the filter: from the cache when an entry answers the filter,
+    /// otherwise read (and, for a cacheable file, read whole and stored first).
+    ///
+    /// A cached whole-file summary answers a filter when the filter has no route or host condition
+    /// (the summary does not keep events apart by them) and every event of the file lies inside the
+    /// time range; an app-version filter is answered from the stored header. A `--since` or
+    /// `--until` cutting through the file means reading it.
+    func summarize(_ reader: TraceFileReader, cacheable: Bool, directory: String) -> TraceSummary {
+        let granularity = timeSeriesGranularity
+        var aggregator = TraceAggregator(filter: filter, timeSeriesGranularity: granularity)
+        guard let cache, cacheable, !filter.hasFieldConditions,
+              TraceFileName(fileName: reader.path).map({ filter.mayMatch(fileStarted: $0.started) }) ?? true,
+              let status = FileStatus(path: reader.path) else {
+            aggregator.read(reader)
+            return aggregator.summary()
+        }
+        let absolute = reader.path.hasPrefix("/") ? reader.path : directory + "/" + reader.path
+        var entry = cache.entry(absolutePath: absolute, path: reader.path, status: status, granularity: granularity)
+        if entry == nil {
+            // Read the whole file without filters, so the entry serves every later run.
+            var whole = TraceAggregator(timeSeriesGranularity: granularity)
+            whole.read(reader)
+            var summary = whole.summary()
+            // With automatic bucket widths (granularity 1), the time series is kept at the width a
+            // report of this file alone would show. A report including the whole file spans at least
+            // as long, so it shows buckets at least that wide (a multiple: both are ladder steps),
+            // and its output is unchanged; entries and merging shrink from thousands of buckets to dozens.
+            if granularity == 1, let first = summary.firstEvent, let last = summary.lastEvent {
+                let span = (last.millisecondsSince1970 - first.millisecondsSince1970) / 1000
+                summary.timeSeries.coarsen(to: TimeSeries.granularity(forSpanSeconds: span))
+            }
+            let read = TraceSummaryCache.Entry(summary: summary, header: whole.lastHeader.map(\.appVersion))
+            entry = read
+            // Not stored: a file that could not be read (a permission may change without touching
+            // its status) or that changed while it was read.
+            let failed = read.summary.warnings.contains { if case .unreadable = $0.kind { true } else { false } }
+            if !failed, FileStatus(path: reader.path) == status {
+                cache.store(read, absolutePath: absolute, path: reader.path, status: status, granularity: granularity)
+            }
+        }
+        guard let entry else { return aggregator.summary() }
+        if let wanted = filter.appVersion, case .some(let version) = entry.header, version != wanted {
+            var declined = TraceSummary(timeSeriesGranularity: granularity)
+            declined.filesFiltered = 1
+            return declined
+        }
+        let inRange = entry.summary.firstEvent.map { filter.matches(time: $0) } ?? true
+            && entry.summary.lastEvent.map { filter.matches(time: $0) } ?? true
+        if inRange { return entry.summary }
+        aggregator.read(reader)
+        return aggregator.summary()
+    }
+}
