@@ -87,6 +87,7 @@ let package = Package(
             name: "APITraceAlerting",
             dependencies: [
                 "APITraceFormat",
+                "APITraceAnalysis",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
