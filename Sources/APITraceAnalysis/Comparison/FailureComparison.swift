@@ -202,13 +202,26 @@ public struct FailureComparison: Sendable, Equatable {
     /// The ranking of one dimension.
     public func ranking(_ dimension: Dimension) -> Ranking { rankings[dimension.index] }
 
-    /// The one row that explains the most: the top row of app version on route when its share is
-    /// at least 80% of the best top row of route, host and app version (it says more), else that
-    /// best row; nil when nothing is in excess.
+    /// The one row that explains the most: among the top rows of app version on route, route,
+    /// host and app version, the one with the highest `share × (1 − its fraction of the window's
+    /// requests)`, a row that accounts for most of the extra failures while carrying little of
+    /// the traffic (the only host, or the only app version, explains nothing); ties go to the more
+    /// specific dimension, in that order. When that is a route or an app version and the top row of
+    /// app version on route lies within it with at least 80% of its excess, that more specific row
+    /// is the headline. Nil when nothing is in excess.
     public var headline: Row? {
-        let singles = [Dimension.route, .host, .appVersion].compactMap { ranking($0).rows.first }
-        let best = singles.max { ($0.share, $1.dimension.index) < ($1.share, $0.dimension.index) }
-        if let combined = ranking(.appVersionRoute).rows.first, combined.share >= 0.8 * (best?.share ?? 0) { return combined }
-        return best
+        var best: (row: Row, score: Double)?
+        for dimension in [Dimension.appVersionRoute, .route, .host, .appVersion] {
+            guard let row = ranking(dimension).rows.first else { continue }
+            let traffic = window.requests > 0 ? min(1, row.window.requests / window.requests) : 0
+            let score = row.share * (1 - traffic)
+            if best == nil || score > best!.score { best = (row, score) }
+        }
+        guard let chosen = best?.row else { return nil }
+        if let combined = ranking(.appVersionRoute).rows.first, combined.excessFailures >= 0.8 * chosen.excessFailures,
+           (chosen.dimension == .route && combined.route == chosen.value) || (chosen.dimension == .appVersion && combined.value == chosen.value) {
+            return combined
+        }
+        return chosen
     }
 }
