@@ -25,12 +25,11 @@ extension FailureComparisonCounts {
         let total = Locked(Read(counts: FailureComparisonCounts()))
         let routePatterns = sides.map { $0.route.map { TextPattern($0) } }
         _ = ParallelTraceReader.map(files, parallelism: parallelism) { reader in
-            var counts = FailureComparisonCounts()
+            var tally: FileTally?
             var active = [false, false]
-            var appVersion = "-"
             let scan = reader.forEachRecord(header: { header in
                 active = sides.map { $0.matches(header: header) }
-                appVersion = header.appVersion ?? "-"
+                tally = FileTally(appVersion: header.appVersion ?? "-")
                 return active.contains(true)
             }) { record, _ in
                 guard record.kind == .request || record.kind == .decodeFailure else { return true }
@@ -44,12 +43,12 @@ extension FailureComparisonCounts {
                     if let host = filter.host {
                         guard record.kind == .request, let h = record.host, h.equals(text: host) else { continue }
                     }
-                    counts.add(record, side: side, appVersion: appVersion)
+                    tally!.add(record, side: side)
                 }
                 return true
             }
             total.withLock { read in
-                read.counts.merge(counts)
+                tally?.merge(into: &read.counts)
                 if scan.header != nil && !scan.declined { read.filesRead += 1 }
                 read.warnings += scan.warnings
             }

@@ -36,6 +36,7 @@ public struct FailureComparisonCounts: Sendable, Equatable {
             self.failures = failures
         }
 
+        @inline(__always)
         mutating func add(_ other: Tally) {
             requests += other.requests
             failures += other.failures
@@ -58,6 +59,7 @@ public struct FailureComparisonCounts: Sendable, Equatable {
             set { if side == .window { window = newValue } else { baseline = newValue } }
         }
 
+        @inline(__always)
         mutating func add(_ other: Pair) {
             window.add(other.window)
             baseline.add(other.baseline)
@@ -147,24 +149,11 @@ public struct FailureComparisonCounts: Sendable, Equatable {
         totals[side].add(failure)
     }
 
-    /// Counts one validated record of a file whose header's app version is `appVersion` (`-`
-    /// without one) under the comparison's failure definition; other event types are ignored.
-    package mutating func add(_ record: TraceRecord, side: Side, appVersion: String) {
-        switch record.kind {
-        case .request:
-            guard !record.outcome.isClientSide else { return }
-            let failed = record.outcome.isFailure
-            addRequest(side, route: record.route?.string ?? "-", host: record.host?.string, appVersion: appVersion,
-                       weight: record.weight, outcome: record.outcome,
-                       identity: failed ? record.error?.string : nil, status: record.status)
-        case .decodeFailure:
-            let entity = record.entity?.string ?? "?"
-            let path = record.path.map { TraceEvent.DecodeFailure.foldIndices($0.string) } ?? ""
-            addDecodeFailure(side, route: record.route?.string, appVersion: appVersion,
-                             decodePath: path.isEmpty ? entity : "\(entity) \(path)")
-        default:
-            break
-        }
+    /// Adds a pair of tallies to a row (a file's counts, gathered by ``FileTally``).
+    mutating func add(_ pair: Pair, _ dimension: FailureComparison.Dimension, _ key: RowKey) {
+        let i = dimension.index
+        let key = tables[i][key] != nil || tables[i].count < Self.maximumRows - 1 ? key : .other
+        tables[i][key, default: Pair()].add(pair)
     }
 
     @inline(__always)

@@ -42,7 +42,7 @@ extension TraceReport {
         var out = "\n" + ANSI.style("COMPARED WITH BASELINE", ANSI.bold, colors) + "\n"
         out += "  window:   \(T(comparison.window)): \(Self.sideSummary(r.window))\n"
         out += "  baseline: \(T(comparison.baseline)): \(Self.sideSummary(r.baseline))\n"
-        out += ANSI.style("  \(Self.comparisonDefinition)", ANSI.dim, colors) + "\n"
+        for line in Self.wrapped(Self.comparisonDefinition, width: 100) { out += ANSI.style("  \(line)", ANSI.dim, colors) + "\n" }
         if !r.baselineHasTraffic { out += "  the baseline holds no requests: every failure of the window counts as extra\n" }
         out += "  extra failures: \(F.estimate(r.excessFailures))\n"
         guard let headline = r.headline else {
@@ -66,6 +66,17 @@ extension TraceReport {
             if ranking.rowsOmitted > 0 { table.add(["", "... \(ranking.rowsOmitted) more", "", "", "", "", "", ""]) }
         }
         return out + table.render(colors: colors)
+    }
+
+    /// `text` in lines of at most `width` characters, broken at spaces.
+    static func wrapped(_ text: String, width: Int) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > width { lines.append(line); line = "" }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 
     static func sideSummary(_ t: FailureComparisonCounts.Tally) -> String {
