@@ -89,6 +89,7 @@ let package = Package(
             name: "APITraceAlerting",
             dependencies: [
                 "APITraceFormat",
+                "APITraceAnalysis",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the reference tools some tests check apitrace's output against, when they are missing:
-# Prometheus Alertmanager, Prometheus (promtool), prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
+# Prometheus Alertmanager, Prometheus (promtool), Chromium (headless, for the HTML report), prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
 # collection queries. Run once before `swift test` (CI does, from .ci/run).
 set -eu
 
@@ -20,6 +20,14 @@ if ! command -v promtool >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
   if [ "${APT_UPDATED:-0}" != 1 ]; then apt-get update -qq >/dev/null 2>&1 || true; APT_UPDATED=1; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null 2>&1 ||
     echo "note: could not install prometheus; the promtool and Prometheus tests will be skipped" >&2
+fi
+
+# Chromium (Debian package `chromium`) for the test that renders the HTML report headless to a PNG
+# and a DOM dump. Only installed when missing.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  if [ "${APT_UPDATED:-0}" != 1 ]; then apt-get update -qq >/dev/null 2>&1 || true; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
+    echo "note: could not install chromium; the HTML report browser test will fail" >&2
 fi
 
 if python3 -c 'import prometheus_client, duckdb, chdb' 2>/dev/null; then

@@ -198,7 +198,9 @@ public struct AlertRunner: Sendable {
     /// What failed in a rule's evidence window: read only when a page is due, so routine runs skip it.
     private func evidence(for rule: AlertRule, at now: Int64) -> EvidenceTally {
         let range = (now - rule.evidenceWindow.milliseconds)..<now
-        return WindowedFailureCounter(rules: [rule], ranges: [range], evidenceRanges: [range]).count(paths: [options.traceDirectory]).evidence[0]
+        let baseline = (range.lowerBound - AlertEvidence.comparisonBaseline.milliseconds)..<range.lowerBound
+        return WindowedFailureCounter(rules: [rule], ranges: [baseline.lowerBound..<now], evidenceRanges: [range], comparisonBaselines: [baseline])
+            .count(paths: [options.traceDirectory]).evidence[0]
     }
 
     /// The evidence tallies of the rules that would page if the state stays as it is now.

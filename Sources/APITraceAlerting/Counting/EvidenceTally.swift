@@ -1,3 +1,4 @@
+import APITraceAnalysis
 import APITraceFormat
 
 /// What failed during a rule's evidence window: routes, error identities, decode-failure paths.
@@ -8,6 +9,9 @@ public struct EvidenceTally: Sendable, Equatable {
     public var errorIdentities: [String: Int] = [:]
     /// Per decode-failure path (`Entity path`, array indices folded to `[*]`): occurrences.
     public var decodePaths: [String: Int] = [:]
+    /// The evidence window against the baseline before it, under the rule's failure definition
+    /// (``FailureComparisonCounts``): what accounts for the extra failures.
+    public var comparison = FailureComparisonCounts()
 
     /// Creates an empty tally.
     public init() {}
@@ -31,5 +35,6 @@ public struct EvidenceTally: Sendable, Equatable {
         for (k, v) in other.routes { add(route: k, requests: v.requests, failures: v.failures) }
         errorIdentities.mergeBounded(other.errorIdentities)
         decodePaths.mergeBounded(other.decodePaths)
+        comparison.merge(other.comparison)
     }
 }

@@ -1,3 +1,4 @@
+import APITraceAnalysis
 import APITraceFormat
 import Foundation
 
@@ -13,6 +14,8 @@ struct ScanPlan: Sendable {
         /// For a latency rule: slower requests are the bad events.
         var latencyMs: Double?
         var evidence: Range<Int64>?
+        /// The comparison baseline before ``evidence``.
+        var baseline: Range<Int64>?
 
         @inline(__always) func matches(_ pattern: TextPattern?, _ value: RawText?) -> Bool {
             guard let pattern else { return true }
@@ -27,11 +30,12 @@ struct ScanPlan: Sendable {
     let bucket: Int64
 
     init(counter: WindowedFailureCounter) {
-        patterns = zip(counter.rules, counter.evidenceRanges).map { rule, evidence in
-            RulePattern(
+        patterns = zip(counter.rules, zip(counter.evidenceRanges, counter.comparisonBaselines)).map { rule, ranges in
+            let (evidence, baseline) = ranges
+            return RulePattern(
                 route: rule.scope.route.map { TextPattern($0) }, host: rule.scope.host.map { TextPattern($0) },
                 appVersion: rule.scope.appVersion, failure: .init(rule.failure), decodeFailures: rule.failure.decodeFailures,
-                latencyMs: rule.latencyMs, evidence: evidence)
+                latencyMs: rule.latencyMs, evidence: evidence, baseline: baseline)
         }
         ranges = counter.ranges
         span = (ranges.map(\.lowerBound).min() ?? 0)..<(ranges.map(\.upperBound).max() ?? 0)
@@ -49,7 +53,9 @@ struct ScanPlan: Sendable {
     func scan(_ reader: TraceFileReader) -> FileCounts {
         var out = FileCounts(runs: Array(repeating: BucketRun(), count: patterns.count), evidence: Array(repeating: EvidenceTally(), count: patterns.count))
         var active = [Bool](repeating: true, count: patterns.count)
+        var appVersion = "-"
         let scan = reader.forEachRecord(header: { header in
+            appVersion = header.appVersion ?? "-"
             for i in patterns.indices where patterns[i].appVersion != nil {
                 active[i] = patterns[i].appVersion == header.appVersion
             }
@@ -58,7 +64,7 @@ struct ScanPlan: Sendable {
             guard record.kind == .request || record.kind == .decodeFailure || record.kind == .error,
                   span.contains(record.timestamp),
                   ranges.count == 1 || ranges.contains(where: { $0.contains(record.timestamp) }) else { return true }
-            count(record, active: active, into: &out)
+            count(record, active: active, appVersion: appVersion, into: &out)
             return true
         }
         out.lines = scan.events + scan.invalidLines + scan.unknownTypes
@@ -66,13 +72,14 @@ struct ScanPlan: Sendable {
         return out
     }
 
-    @inline(__always) private func count(_ f: TraceRecord, active: [Bool], into out: inout FileCounts) {
+    @inline(__always) private func count(_ f: TraceRecord, active: [Bool], appVersion: String, into out: inout FileCounts) {
         let ts = f.timestamp
         let b = ts >= 0 ? ts / bucket : (ts - bucket + 1) / bucket
         for i in patterns.indices where active[i] {
             let p = patterns[i]
             guard p.matches(p.route, f.route), p.matches(p.host, f.host) else { continue }
             let inEvidence = p.evidence?.contains(ts) ?? false
+            let side: FailureComparisonCounts.Side? = inEvidence ? .window : (p.baseline?.contains(ts) ?? false) ? .baseline : nil
             switch f.kind {
             case .request:
                 guard let verdict = p.failure.verdict(status: f.status, outcome: f.outcome, error: f.error?.bytes) else { continue }
@@ -81,13 +88,23 @@ struct ScanPlan: Sendable {
                 out.runs[i].add(bucket: b, requests: weight, failures: failed ? 1 : 0)
                 if inEvidence, let route = f.route {
                     out.evidence[i].add(route: route.string, requests: weight, failed: failed)
-                    if failed {
-                        let identity = p.latencyMs != nil ? "slower than \(Int(p.latencyMs!)) ms" : f.error?.string ?? f.status.map { "HTTP \($0)" } ?? "transport failure"
-                        out.evidence[i].errorIdentities.addBounded(identity, 1)
-                    }
+                    if failed { out.evidence[i].errorIdentities.addBounded(Self.identity(f, p), 1) }
+                }
+                if let side {
+                    out.evidence[i].comparison.addRequest(
+                        side, route: f.route?.string ?? "-", host: f.host?.string, appVersion: appVersion, weight: weight, failed: failed,
+                        failureClass: p.latencyMs != nil ? "slow" : f.outcome.rawValue, identity: failed ? Self.identity(f, p) : "")
                 }
             case .decodeFailure:
-                if p.decodeFailures, p.latencyMs == nil { out.runs[i].add(bucket: b, requests: 0, failures: 1) }
+                if p.decodeFailures, p.latencyMs == nil {
+                    out.runs[i].add(bucket: b, requests: 0, failures: 1)
+                    if let side {
+                        let entity = f.entity?.string ?? "?"
+                        let path = f.path.map { TraceEvent.DecodeFailure.foldIndices($0.string) } ?? ""
+                        out.evidence[i].comparison.addDecodeFailure(
+                            side, route: f.route?.string, appVersion: appVersion, decodePath: path.isEmpty ? entity : "\(entity) \(path)")
+                    }
+                }
                 if inEvidence {
                     let entity = f.entity?.string ?? "?"
                     let path = f.path.map { TraceEvent.DecodeFailure.foldIndices($0.string) } ?? "(no path)"
@@ -99,5 +116,10 @@ struct ScanPlan: Sendable {
                 }
             }
         }
+    }
+
+    /// What a failed request is listed as in the evidence.
+    private static func identity(_ f: TraceRecord, _ p: RulePattern) -> String {
+        p.latencyMs != nil ? "slower than \(Int(p.latencyMs!)) ms" : f.error?.string ?? f.status.map { "HTTP \($0)" } ?? "transport failure"
     }
 }

@@ -19,6 +19,9 @@ public struct WindowedFailureCounter: Sendable {
     public let ranges: [Range<Int64>]
     /// Per rule, the range whose failures are gathered as evidence (nil: none).
     public let evidenceRanges: [Range<Int64>?]
+    /// Per rule, the range before the evidence range whose traffic is the baseline the evidence
+    /// window is compared with (``EvidenceTally/comparison``; nil: no comparison).
+    public let comparisonBaselines: [Range<Int64>?]
     /// Bucket width in milliseconds.
     public let bucketMilliseconds: Int64
     /// Counts of finished files from earlier runs; with a cache no evidence is gathered
@@ -26,10 +29,12 @@ public struct WindowedFailureCounter: Sendable {
     public let cache: FileCountCache?
 
     /// Creates a counter.
-    public init(rules: [AlertRule], ranges: [Range<Int64>], evidenceRanges: [Range<Int64>?]? = nil, bucketMilliseconds: Int64 = 10_000, cache: FileCountCache? = nil) {
+    public init(rules: [AlertRule], ranges: [Range<Int64>], evidenceRanges: [Range<Int64>?]? = nil, comparisonBaselines: [Range<Int64>?]? = nil,
+                bucketMilliseconds: Int64 = 10_000, cache: FileCountCache? = nil) {
         self.rules = rules
         self.ranges = ranges
         self.evidenceRanges = cache == nil ? evidenceRanges ?? Array(repeating: nil, count: rules.count) : Array(repeating: nil, count: rules.count)
+        self.comparisonBaselines = cache == nil ? comparisonBaselines ?? Array(repeating: nil, count: rules.count) : Array(repeating: nil, count: rules.count)
         self.bucketMilliseconds = bucketMilliseconds
         self.cache = cache
     }

@@ -32,6 +32,12 @@ extension AlertEvidence {
             return r
         }
         e.topErrorIdentities = topErrorIdentities.prefix(limits.listLength).map { Count(value: Self.cut($0.value, n), count: $0.count) }
+        e.extraFailures = extraFailures.map { x in
+            var x = x
+            x.row = Self.cut(x.row, n)
+            x.line = ExtraFailures.line(share: x.share, row: x.row)
+            return x
+        }
         e.topDecodeFailurePaths = topDecodeFailurePaths.prefix(limits.listLength).map { Count(value: Self.cut($0.value, n), count: $0.count) }
         e.windows = limits.keepsWindows ? windows.map { w in
             var w = w

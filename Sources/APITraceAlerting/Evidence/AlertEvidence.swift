@@ -1,3 +1,4 @@
+import APITraceAnalysis
 import APITraceFormat
 import Foundation
 
@@ -89,6 +90,35 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
     /// New or regressed failures, for `new_failures` rules: group, app versions, first seen, sessions, example.
     public var newFailures: [NewFailure]?
 
+    /// What accounts for most of the failures beyond the baseline: the evidence window against the
+    /// ``comparisonBaseline`` before it (``FailureComparison/headline``); nil when nothing is in excess.
+    public var extraFailures: ExtraFailures?
+
+    /// The baseline the evidence window is compared with: this long, right before it.
+    public static let comparisonBaseline = AlertDuration.hours(6)
+
+    /// The row that accounts for the largest share of the extra failures.
+    public struct ExtraFailures: Sendable, Equatable, Codable {
+        /// The sentence a page shows: `Most of the extra failures: 91% /apps/{id} on app 2.4.0`.
+        public var line: String
+        /// The row's share of its dimension's extra failures (0...1).
+        public var share: Double
+        /// The dimension (`app_version_route`, `route`, `host`, `app_version`).
+        public var dimension: String
+        /// The row, as `/apps/{id} on app 2.4.0`.
+        public var row: String
+        /// Failures beyond the baseline's rate in the whole evidence window.
+        public var excessFailures: Double
+        /// What the window was compared with, e.g. `the 6h before the evidence window`.
+        public var baseline: String
+
+        /// The line for a row: `Most of the extra failures: 91% …` (`Largest share of …` under half).
+        static func line(share: Double, row: String) -> String {
+            let percent = "\(Int((share * 100).rounded()))%"
+            return "\(share >= 0.5 ? "Most" : "Largest share") of the extra failures: \(percent) \(row)"
+        }
+    }
+
     /// Builds the evidence of a detection.
     public init(rule: AlertRule, detection: Detection, tally: EvidenceTally, traceDirectory: String, limit: Int = 5) {
         let headline = detection.headline
@@ -119,6 +149,14 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
         reportCommand = "apitrace report --since \(since.rfc3339) \(Self.shellQuoted(traceDirectory))"
         evaluatedAt = TraceTimestamp(millisecondsSince1970: detection.at).rfc3339
         newFailures = detection.newFailures.map { Array($0.prefix(limit)) }
+        let comparison = FailureComparison(tally.comparison, limit: 1)
+        if let top = comparison.headline {
+            let row = Self.cut(top.label, 512)
+            extraFailures = ExtraFailures(
+                line: ExtraFailures.line(share: top.share, row: row), share: Self.round(top.share), dimension: top.dimension.rawValue, row: row,
+                excessFailures: comparison.excessFailures.rounded(),
+                baseline: "the \(Self.comparisonBaseline) before the \(rule.evidenceWindow) evidence window")
+        }
     }
 
     private static func top(_ counts: [String: Int], _ limit: Int) -> [Count] {

@@ -77,6 +77,13 @@ public struct AlertNotification: Sendable, Equatable, Codable {
         if e.scope != "all" { text += " [\(e.scope)]" }
         if let route = e.topFailingRoutes.first { text += "; top route \(route.route) (\(Int(route.failures)) failures)" }
         if let identity = e.topErrorIdentities.first { text += "; top error \(identity.value)" }
+        if let extra = e.extraFailures { text += "; " + ExtraFailuresText.lowercasedFirst(AlertEvidence.ExtraFailures.line(share: extra.share, row: AlertEvidence.cut(extra.row, 120))) }
         return text
     }
+}
+
+/// The extra-failures line inside a sentence.
+enum ExtraFailuresText {
+    /// `Most of …` -> `most of …`.
+    static func lowercasedFirst(_ s: String) -> String { s.prefix(1).lowercased() + s.dropFirst() }
 }

@@ -45,6 +45,10 @@ public struct SlackMessage: Sendable, Equatable, Encodable {
         var lines = ["*\(Self.escaped(n.rule))* \(marker) (\(n.severity.rawValue))", summary]
         let e = n.evidence?.limited(limits)
         if let e {
+            if let extra = e.extraFailures {
+                let percent = "\(Int((extra.share * 100).rounded()))%"
+                lines.append("*\(extra.share >= 0.5 ? "Most" : "Largest share") of the extra failures:* \(percent) `\(Self.escaped(extra.row))` (vs \(Self.escaped(extra.baseline)))")
+            }
             if !e.topFailingRoutes.isEmpty {
                 lines.append("*Top failing routes:* " + e.topFailingRoutes.map { "`\(Self.escaped($0.route))` \(Int($0.failures))/\(Int($0.requests))" }.joined(separator: ", "))
             }

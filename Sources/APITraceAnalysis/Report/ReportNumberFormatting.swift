@@ -23,6 +23,11 @@ enum ReportNumberFormatting {
         String(format: "%.2f %%", ratio * 100)
     }
 
+    /// `0.914` -> `91%` (a share of the extra failures).
+    static func wholePercent(_ ratio: Double) -> String {
+        "\(Int((ratio * 100).rounded()))%"
+    }
+
     /// Milliseconds: `0.42 ms`, `95.2 ms`, `1.23 s`, `2.5 min`; `-` for `nil`.
     static func duration(_ ms: Double?) -> String {
         guard let ms else { return "-" }

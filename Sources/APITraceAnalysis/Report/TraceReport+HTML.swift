@@ -54,6 +54,7 @@ extension TraceReport {
             ["latency p50 / p95 / p99", "\(F.duration(t.latency.p50)) / \(F.duration(t.latency.p95)) / \(F.duration(t.latency.p99))", ""],
         ])
 
+        out += comparisonHTML()
         out += "<h2>Error rate over time</h2>\n" + errorRateChart()
         out += "<h2>Latency per route</h2>\n" + latencyChart()
 

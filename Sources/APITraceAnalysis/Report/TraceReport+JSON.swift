@@ -16,7 +16,7 @@ extension TraceReport {
         }
         func sessions(_ c: Count) -> J { .object([("count", .int(c.value)), ("exact", .bool(c.exact))]) }
         let t = totals
-        let doc: J = .object([
+        var fields: [(String, J)] = [
             ("schema", .string(Self.jsonSchema)),
             ("sources", .array(input.sources.map { .string($0) })),
             ("definitions", .object([
@@ -170,7 +170,9 @@ extension TraceReport {
                     ])
                 })),
             ])),
-        ])
+        ]
+        if let comparison = comparisonJSON() { fields.append(("comparison", comparison)) }
+        let doc: J = .object(fields)
         return doc.printed()
     }
 }

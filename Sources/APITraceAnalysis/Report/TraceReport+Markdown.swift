@@ -39,6 +39,8 @@ extension TraceReport {
         let l = t.latency
         out += "\nLatency: p50 \(F.duration(l.p50)), p95 \(F.duration(l.p95)), p99 \(F.duration(l.p99)), max \(F.duration(l.max)).\n"
 
+        out += comparisonMarkdown()
+
         out += "\n## Routes\n\n"
         out += routes.isEmpty ? "No requests.\n" : table(
             ["method", "route", "requests", "5xx", "4xx", "transport", "decode", "error rate", "sessions with errors", "p50", "p95", "p99", "bytes in"],

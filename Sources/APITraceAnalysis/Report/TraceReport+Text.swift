@@ -50,6 +50,8 @@ extension TraceReport {
         out += t.render(colors: colors).split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")
 
         // Routes
+        out += comparisonText(colors: colors)
+
         out += heading("ROUTES")
         if routes.isEmpty {
             out += "  no requests\n"

@@ -56,6 +56,8 @@ public struct TraceReport: Sendable {
     public var timeSeries: TimeSeriesSection
     /// Per header `app_version`, newest-looking first (only with ``Options/byAppVersion``).
     public var appVersions: [AppVersionRow]
+    /// What changed against a baseline (only with `--baseline`); set after building the report.
+    public var comparison: Comparison? = nil
 
     /// Span between the first and last event, in seconds.
     public var spanSeconds: Double {

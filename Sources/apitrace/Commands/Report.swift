@@ -50,7 +50,29 @@ extension APITrace {
         @Option(help: "Folder of the per-file summary cache (default: $APITRACE_CACHE_DIR, else $XDG_CACHE_HOME/apitrace/report, else ~/.cache/apitrace/report).")
         var cacheDir: String?
 
+        @Option(help: ArgumentHelp(
+            "Compare against this baseline and rank what accounts for the extra failures: a duration (24h: the span right before the window), FROM..UNTIL, or app_version=V.",
+            valueName: "baseline"))
+        var baseline: String?
+
+        @Option(help: ArgumentHelp(
+            "The window compared with --baseline (default: what the filters select): a duration back from --until or now, FROM..UNTIL, or app_version=V.",
+            valueName: "window"))
+        var compare: String?
+
+        @Option(help: "Rows listed per dimension in the comparison.")
+        var compareRows = 5
+
         func validate() throws {
+            if compare != nil && baseline == nil {
+                throw ValidationError("--compare \(compare!): also give --baseline, what the window is compared against (24h, FROM..UNTIL or app_version=V).")
+            }
+            if compareRows < 1 { throw ValidationError("--compare-rows must be 1 or more.") }
+            if let baseline {
+                do { _ = try ComparisonWindows(report: try filters.filter(), compare: compare, baseline: baseline) } catch {
+                    throw ValidationError("\(error)")
+                }
+            }
             guard ReportFormat(rawValue: format) != nil else {
                 throw ValidationError("--format \(format): use one of text, json, markdown, html.")
             }
@@ -71,19 +93,26 @@ extension APITrace {
                 FileHandle.standardError.write(Data("apitrace: no path given; reading the default trace folder \(sources[0])\n".utf8))
             }
             let bucketSeconds = bucket.flatMap(parsedBucket)
+            let filter = try filters.filter()
             let cache = noCache ? nil : TraceSummaryCache(directory: cacheDir ?? TraceSummaryCache.defaultDirectory)
-            let summarizer = TraceSummarizer(filter: try filters.filter(), timeSeriesGranularity: bucketSeconds ?? 1, cache: cache)
+            let summarizer = TraceSummarizer(filter: filter, timeSeriesGranularity: bucketSeconds ?? 1, cache: cache)
             let progress = ProgressLine()
             let summary = summarizer.summarize(paths: sources) { done, total in progress.update("read \(done) of \(total) files") }
             progress.finish()
 
-            let report = TraceReport(summary: summary, options: .init(
+            var report = TraceReport(summary: summary, options: .init(
                 sources: sources, includeDecodeFailures: includeDecodeFailures, bucketSeconds: bucketSeconds, topErrors: topErrors,
                 byAppVersion: by.contains("app_version")))
             guard summary.filesRead + summary.filesFiltered > 0 else {
                 for warning in report.input.warnings { FileHandle.standardError.write(Data("apitrace: \(warning)\n".utf8)) }
                 FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
                 throw ExitCode(1)
+            }
+            if let baseline {
+                let windows = try ComparisonWindows(report: filter, compare: compare, baseline: baseline)
+                let read = FailureComparisonCounts.read(paths: sources, windows: windows)
+                report.comparison = .init(window: windows.windowDescription, baseline: windows.baselineDescription,
+                                          result: FailureComparison(read.counts, limit: compareRows))
             }
             let toTerminal = output == nil && isatty(1) == 1
             if !(format == .text && toTerminal) {
