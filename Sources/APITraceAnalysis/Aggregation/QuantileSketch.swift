@@ -52,9 +52,38 @@ public struct QuantileSketch: Sendable {
 
     /// Records one value `weight` times. Negative and non-finite values count as 0; values are
     /// rounded to thousandths.
+    /// Buckets read back from the summary cache and not yet in a histogram. A warm report merges
+    /// thousands of cached sketches into one: recording their few dozen buckets into the total is
+    /// far cheaper than building a histogram per sketch and adding whole counter arrays.
+    var buckets: Buckets?
+
+    /// Non-empty buckets (lowest equivalent value in thousandths, count) and the exact extremes.
+    struct Buckets: Sendable {
+        var values: [(value: UInt64, count: UInt64)]
+        var smallest: UInt64
+        var largest: UInt64
+
+        /// Records the buckets into `histogram`, keeping the extremes exact.
+        func record(into histogram: inout Histogram<UInt64>) {
+            for (value, count) in values { histogram.record(value, count: count) }
+            histogram.record(largest, count: 0)
+            if smallest > 0 { histogram.record(smallest, count: 0) }
+        }
+
+        var histogram: Histogram<UInt64> {
+            var histogram = QuantileSketch.emptyHistogram(holding: largest)
+            record(into: &histogram)
+            return histogram
+        }
+    }
+
+    /// The sketch's values in a histogram, building it from cached buckets if need be.
+    private var filledHistogram: Histogram<UInt64>? { histogram ?? buckets?.histogram }
+
     @inline(__always)
     public mutating func record(_ value: Double, weight: UInt64 = 1) {
         let clean = value.isFinite && value > 0 ? Swift.min(value, 1e15) : 0
+        if let pending = buckets { histogram = pending.histogram; buckets = nil }
         if histogram == nil { histogram = Self.emptyHistogram }
         histogram!.record(UInt64((clean * 1000).rounded()), count: weight)
         count &+= weight
@@ -63,8 +92,18 @@ public struct QuantileSketch: Sendable {
 
     /// Adds another sketch's values to this one.
     public mutating func merge(_ other: QuantileSketch) {
-        guard other.count > 0, let theirs = other.histogram else { return }
-        if histogram == nil { histogram = theirs } else { histogram!.add(theirs) }
+        guard other.count > 0 else { return }
+        if count == 0 {
+            (histogram, buckets) = (other.histogram, other.buckets)
+        } else {
+            if let pending = buckets { histogram = pending.histogram; buckets = nil }
+            if let theirs = other.histogram {
+                if histogram == nil { histogram = theirs } else { histogram!.add(theirs) }
+            } else if let theirs = other.buckets {
+                if histogram == nil { histogram = Self.emptyHistogram(holding: theirs.largest) }
+                theirs.record(into: &histogram!)
+            }
+        }
         count &+= other.count
         sum += other.sum
     }
@@ -74,12 +113,16 @@ public struct QuantileSketch: Sendable {
     /// The exact percentile is the value at rank `max(1, ceil(p/100 × count))` of the sorted
     /// values; the result is at most ``relativeError`` above it.
     public func percentile(_ p: Double) -> Double? {
-        guard count > 0, let histogram else { return nil }
+        guard count > 0, let histogram = filledHistogram else { return nil }
         return Double(histogram.valueAtPercentile(p)) / 1000
     }
 
     /// The largest value recorded, or `nil` when empty.
-    public var max: Double? { count > 0 ? histogram.map { Double($0.maxRecorded) / 1000 } : nil }
+    public var max: Double? {
+        guard count > 0 else { return nil }
+        if let buckets { return Double(buckets.largest) / 1000 }
+        return histogram.map { Double($0.maxRecorded) / 1000 }
+    }
 
     /// The mean, or `nil` when empty.
     public var mean: Double? { count > 0 ? sum / Double(count) : nil }

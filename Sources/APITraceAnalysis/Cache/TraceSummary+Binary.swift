@@ -181,7 +181,7 @@ extension QuantileSketch {
     /// percentiles (clamped to them) and the maximum read back exactly.
     func encode(into w: inout BinaryWriter) {
         w.put(count); w.put(sum)
-        guard count > 0, let histogram else { return }
+        guard count > 0, let histogram = histogram ?? buckets?.histogram else { return }
         w.put(histogram.min); w.put(histogram.maxRecorded)
         var buckets: [(UInt64, UInt64)] = []
         for value in histogram.recordedValues() { buckets.append((histogram.lowestEquivalentForValue(value.value), value.count)) }
@@ -206,9 +206,11 @@ extension QuantileSketch {
         let smallest = try r.get(UInt64.self), largest = try r.get(UInt64.self)
         guard count <= UInt64(BinaryReader.maximumCount), smallest <= largest, largest <= limit else { throw .init() }
         var total: UInt64 = 0
-        var histogram = Self.emptyHistogram(holding: largest)
+        var buckets = Buckets(values: [], smallest: smallest, largest: largest)
         var value: UInt64 = 0
-        for _ in 0..<(try r.items(minimumSize: 2)) {
+        let items = try r.items(minimumSize: 2)
+        buckets.values.reserveCapacity(items)
+        for _ in 0..<items {
             let step = try r.varint(), n = try r.varint()
             guard step <= limit, n <= UInt64(BinaryReader.maximumCount) else { throw .init() }
             value += step
@@ -217,12 +219,11 @@ extension QuantileSketch {
             guard total <= count else { throw .init() }
             // Each bucket's value moved inside [smallest, largest] stays in its bucket (the
             // extremes lie in the first and last non-empty ones) and leaves them exact.
-            histogram.record(value == 0 ? 0 : Swift.min(Swift.max(value, Swift.max(smallest, 1)), largest), count: n)
+            buckets.values.append((value == 0 ? 0 : Swift.min(Swift.max(value, Swift.max(smallest, 1)), largest), n))
         }
         guard total == count else { throw .init() }
-        histogram.record(largest, count: 0)
-        if smallest > 0 { histogram.record(smallest, count: 0) }
-        self.histogram = histogram
+        // Recorded into a histogram when merged or asked (QuantileSketch.Buckets).
+        self.buckets = buckets
         self.count = count
         self.sum = sum
     }
