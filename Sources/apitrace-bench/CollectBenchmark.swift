@@ -267,20 +267,18 @@ struct CollectBenchmark: ParsableCommand {
 }
 
 /// Durations gathered from the raw client threads, in seconds.
-final class Latencies: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Double] = []
-    func add(_ value: Double) { lock.withLock { values.append(value) } }
-    var sorted: [Double] { lock.withLock { values.sorted() } }
+final class Latencies: Sendable {
+    private let values = Locked([Double]())
+    func add(_ value: Double) { values.withLock { $0.append(value) } }
+    var sorted: [Double] { values.withLock { $0.sorted() } }
 }
 
 /// Errors gathered from the raw client threads.
-final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-    func add(_ message: String) { lock.withLock { messages.append(message) } }
-    var first: String? { lock.withLock { messages.first } }
-    var count: Int { lock.withLock { messages.count } }
+final class Failures: Sendable {
+    private let messages = Locked([String]())
+    func add(_ message: String) { messages.withLock { $0.append(message) } }
+    var first: String? { messages.withLock { $0.first } }
+    var count: Int { messages.withLock { $0.count } }
 }
 
 /// `apitrace collect` as a child process, found next to this benchmark's executable.

@@ -86,23 +86,19 @@ public struct TraceSummarizer: Sendable {
 }
 
 /// The running total, merged into under a lock by the reading threads.
-private final class Accumulator: @unchecked Sendable {
-    private var summary: TraceSummary
-    private var merged = 0
-    private let lock = NSLock()
+private final class Accumulator: Sendable {
+    private let state: Locked<(summary: TraceSummary, merged: Int)>
 
-    init(_ summary: TraceSummary) { self.summary = summary }
+    init(_ summary: TraceSummary) { state = Locked((summary, 0)) }
 
     /// Merges a file's summary; returns how many files are done.
     func merge(_ other: TraceSummary) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        summary.merge(other)
-        merged += 1
-        return merged
+        state.withLock { state in
+            state.summary.merge(other)
+            state.merged += 1
+            return state.merged
+        }
     }
 
-    var value: TraceSummary {
-        lock.lock(); defer { lock.unlock() }
-        return summary
-    }
+    var value: TraceSummary { state.withLock { $0.summary } }
 }

@@ -24,7 +24,7 @@ import Foundation
 /// let cache = TraceSummaryCache(directory: TraceSummaryCache.defaultDirectory)
 /// let summary = TraceSummarizer(cache: cache).summarize(paths: ["traces"])
 /// ```
-public final class TraceSummaryCache: @unchecked Sendable {
+public final class TraceSummaryCache: Sendable {
     /// The folder holding the entries.
     public let directory: String
     /// Most bytes of entries kept; the oldest-written are removed past it.
@@ -48,10 +48,13 @@ public final class TraceSummaryCache: @unchecked Sendable {
         public var readOnly = false
     }
 
-    private let lock = NSLock()
-    private var stats = Statistics()
-    private var directoryReady = false
-    private var temporaryCounter = 0
+    private let state = Locked(State())
+
+    private struct State {
+        var stats = Statistics()
+        var directoryReady = false
+        var temporaryCounter = 0
+    }
 
     /// Creates a cache in `directory` (created on the first write).
     public init(directory: String, maximumBytes: Int64 = TraceSummaryCache.defaultMaximumBytes) {
@@ -82,8 +85,7 @@ public final class TraceSummaryCache: @unchecked Sendable {
 
     /// What this run did so far.
     public var statistics: Statistics {
-        lock.lock(); defer { lock.unlock() }
-        return stats
+        state.withLock { $0.stats }
     }
 
     // MARK: - Entries
@@ -102,9 +104,7 @@ public final class TraceSummaryCache: @unchecked Sendable {
         let found = read(entryPath(absolutePath)).flatMap {
             Self.decode($0, absolutePath: absolutePath, status: status, granularity: granularity)
         }
-        lock.lock()
-        if found == nil { stats.misses += 1 } else { stats.hits += 1 }
-        lock.unlock()
+        state.withLock { found == nil ? ($0.stats.misses += 1) : ($0.stats.hits += 1) }
         guard var entry = found else { return nil }
         if path != absolutePath {
             entry.summary.warnings = entry.summary.warnings.map {
@@ -125,19 +125,16 @@ public final class TraceSummaryCache: @unchecked Sendable {
         let bytes = Self.encode(entry, absolutePath: absolutePath, status: status, granularity: granularity)
         guard bytes.count <= Self.maximumEntryBytes else { return }
         let target = entryPath(absolutePath)
-        lock.lock()
-        guard prepareDirectory() else { lock.unlock(); return }
-        temporaryCounter += 1
-        let temporary = "\(directory)/.\(getpid())-\(temporaryCounter)-\((target as NSString).lastPathComponent).tmp"
-        lock.unlock()
-        let written = Self.write(bytes, to: temporary) && rename(temporary, target) == 0
-        lock.lock(); defer { lock.unlock() }
-        if written {
-            stats.stored += 1
-        } else {
-            unlink(temporary)
-            stats.readOnly = true
+        let counter: Int? = state.withLock { state in
+            guard prepareDirectory(&state) else { return nil }
+            state.temporaryCounter += 1
+            return state.temporaryCounter
         }
+        guard let counter else { return }
+        let temporary = "\(directory)/.\(getpid())-\(counter)-\((target as NSString).lastPathComponent).tmp"
+        let written = Self.write(bytes, to: temporary) && rename(temporary, target) == 0
+        if !written { unlink(temporary) }
+        state.withLock { written ? ($0.stats.stored += 1) : ($0.stats.readOnly = true) }
     }
 
     /// Removes the oldest-written entries while the folder holds more than ``maximumBytes``; only
@@ -160,7 +157,7 @@ public final class TraceSummaryCache: @unchecked Sendable {
             if unlink(entry.path) == 0 { evicted += 1 }
             total -= entry.size
         }
-        lock.lock(); stats.evicted += evicted; lock.unlock()
+        state.withLock { $0.stats.evicted += evicted }
     }
 
     static let entrySuffix = ".summary"
@@ -172,17 +169,17 @@ public final class TraceSummaryCache: @unchecked Sendable {
         return directory + "/" + String(repeating: "0", count: 16 - hex.count) + hex + Self.entrySuffix
     }
 
-    /// Must be called with the lock held.
-    private func prepareDirectory() -> Bool {
-        if stats.readOnly { return false }
-        if directoryReady { return true }
+    /// Creates the folder once; called under the state's lock.
+    private func prepareDirectory(_ state: inout State) -> Bool {
+        if state.stats.readOnly { return false }
+        if state.directoryReady { return true }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            directoryReady = true
+            state.directoryReady = true
         } catch {
-            stats.readOnly = true
+            state.stats.readOnly = true
         }
-        return directoryReady
+        return state.directoryReady
     }
 
     private func read(_ path: String) -> [UInt8]? {

@@ -1,22 +1,40 @@
+import APITraceFormat
 import Foundation
 
 /// The collector's own counters, exported at `GET /metrics` in the OpenMetrics text format, after
 /// the metrics of the events it stored (unless ``TraceCollector/Configuration/ingestMetrics`` is off).
-public final class CollectorMetrics: @unchecked Sendable {
-    private let lock = NSLock()
-    private var accepted = 0
-    private var duplicates = 0
-    private var rejected: [UploadRejection.Reason: Int] = [:]
-    private var receivedBytes = 0
-    private var storedBytes = 0
-    private var salvaged = 0
-    private var salvageDroppedBytes = 0
-    private var busy: [BusyReason: Int] = [:]
-    private var timedOut: [UploadDeadlineHandler.TimedOutPhase: Int] = [:]
+public final class CollectorMetrics: Sendable {
+    private struct Counts {
+        var accepted = 0
+        var duplicates = 0
+        var rejected: [UploadRejection.Reason: Int] = [:]
+        var receivedBytes = 0
+        var storedBytes = 0
+        var salvaged = 0
+        var salvageDroppedBytes = 0
+        var busy: [BusyReason: Int] = [:]
+        var timedOut: [UploadDeadlineHandler.TimedOutPhase: Int] = [:]
+    }
+
+    private struct Sources {
+        var inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) = { (0, 0, 0, 0) }
+        var ingest: IngestMetrics?
+    }
+
+    private let counts = Locked(Counts())
+    private let sources = Locked(Sources())
+
     /// Set by the collector: uploads and body bytes in progress now and at their peak.
-    var inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) = { (0, 0, 0, 0) }
+    var inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) {
+        get { sources.withLock { $0.inFlight } }
+        set { sources.withLock { $0.inFlight = newValue } }
+    }
+
     /// Set by the collector unless ingest counting is off: the events of the stored files.
-    var ingest: IngestMetrics?
+    var ingest: IngestMetrics? {
+        get { sources.withLock { $0.ingest } }
+        set { sources.withLock { $0.ingest = newValue } }
+    }
 
     /// Why an upload was answered `503`.
     enum BusyReason: String, CaseIterable {
@@ -53,23 +71,22 @@ public final class CollectorMetrics: @unchecked Sendable {
     /// Creates zeroed counters.
     public init() {}
 
-    func recordAccepted(bytes: Int) { lock.withLock { accepted += 1; storedBytes += bytes } }
-    func recordDuplicate() { lock.withLock { duplicates += 1 } }
-    func recordRejected(_ reason: UploadRejection.Reason) { lock.withLock { rejected[reason, default: 0] += 1 } }
-    func recordReceived(bytes: Int) { lock.withLock { receivedBytes += bytes } }
-    func recordSalvaged(droppedBytes: Int) { lock.withLock { salvaged += 1; salvageDroppedBytes += droppedBytes } }
-    func recordBusy(_ reason: BusyReason) { lock.withLock { busy[reason, default: 0] += 1 } }
-    func recordTimedOut(_ phase: UploadDeadlineHandler.TimedOutPhase) { lock.withLock { timedOut[phase, default: 0] += 1 } }
+    func recordAccepted(bytes: Int) { counts.withLock { $0.accepted += 1; $0.storedBytes += bytes } }
+    func recordDuplicate() { counts.withLock { $0.duplicates += 1 } }
+    func recordRejected(_ reason: UploadRejection.Reason) { counts.withLock { $0.rejected[reason, default: 0] += 1 } }
+    func recordReceived(bytes: Int) { counts.withLock { $0.receivedBytes += bytes } }
+    func recordSalvaged(droppedBytes: Int) { counts.withLock { $0.salvaged += 1; $0.salvageDroppedBytes += droppedBytes } }
+    func recordBusy(_ reason: BusyReason) { counts.withLock { $0.busy[reason, default: 0] += 1 } }
+    func recordTimedOut(_ phase: UploadDeadlineHandler.TimedOutPhase) { counts.withLock { $0.timedOut[phase, default: 0] += 1 } }
 
     /// The counters now.
     public var snapshot: Snapshot {
         let usage = inFlight()
-        return lock.withLock {
-            Snapshot(
-                accepted: accepted, duplicates: duplicates, rejected: rejected, receivedBytes: receivedBytes, storedBytes: storedBytes,
-                salvaged: salvaged, salvageDroppedBytes: salvageDroppedBytes, busy: busy.values.reduce(0, +),
-                timedOut: timedOut.values.reduce(0, +), peakUploadsInFlight: usage.peakUploads, peakBytesInFlight: usage.peakBytes)
-        }
+        let c = counts.withLock { $0 }
+        return Snapshot(
+            accepted: c.accepted, duplicates: c.duplicates, rejected: c.rejected, receivedBytes: c.receivedBytes, storedBytes: c.storedBytes,
+            salvaged: c.salvaged, salvageDroppedBytes: c.salvageDroppedBytes, busy: c.busy.values.reduce(0, +),
+            timedOut: c.timedOut.values.reduce(0, +), peakUploadsInFlight: usage.peakUploads, peakBytesInFlight: usage.peakBytes)
     }
 
     /// The media type of ``openMetricsText``.
@@ -116,7 +133,7 @@ public final class CollectorMetrics: @unchecked Sendable {
         # TYPE apitrace_collector_uploads_busy counter
 
         """
-        let (busy, timedOut) = lock.withLock { (self.busy, self.timedOut) }
+        let (busy, timedOut) = counts.withLock { ($0.busy, $0.timedOut) }
         for reason in BusyReason.allCases {
             text += "apitrace_collector_uploads_busy_total{bound=\"\(reason.rawValue)\"} \(busy[reason] ?? 0)\n"
         }

@@ -141,21 +141,23 @@ extension APITrace {
 
 /// A one-line progress indicator on standard error, shown only when it is a terminal and the run
 /// has lasted more than a second.
-final class ProgressLine: @unchecked Sendable {
+final class ProgressLine: Sendable {
     private let enabled = isatty(2) == 1
     private let started = Date()
-    private let lock = NSLock()
-    private var shown = false
+    /// Whether a line was shown; the lock also keeps two threads' lines apart.
+    private let shown = Locked(false)
 
     func update(_ text: String) {
         guard enabled, Date().timeIntervalSince(started) > 1 else { return }
-        lock.lock(); defer { lock.unlock() }
-        shown = true
-        FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
+        shown.withLock { shown in
+            shown = true
+            FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
+        }
     }
 
     func finish() {
-        lock.lock(); defer { lock.unlock() }
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        shown.withLock { shown in
+            if shown { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        }
     }
 }
