@@ -300,7 +300,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceAnalysisTests",
-            dependencies: ["APITraceAnalysis", "APITraceFormat", "APITraceTesting"]
+            dependencies: ["APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting", "apitrace"]
         ),
         .testTarget(
             name: "APITraceTestingTests",

@@ -1,5 +1,6 @@
 import APITraceAnalysis
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -39,7 +40,7 @@ struct BadInputTests {
 
     @Test("invalid lines are skipped with their line number and reason; valid lines around them count")
     func invalidLines() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let lines = [
             #"{"type":"header","format":"apitrace","version":1,"producer":"p","started":"2026-11-22T08:00:00Z"}"#,
             #"{"type":"request","ts":"2026-11-22T08:00:01Z","method":"GET","route":"/a","status":200,"duration_ms":5}"#,

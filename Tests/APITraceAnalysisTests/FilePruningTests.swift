@@ -1,5 +1,6 @@
 import APITraceAnalysis
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 struct FilePruningTests {
     @Test("--since 2h opens no file that can only hold older events, and loses no event in range")
     func sinceTwoHours() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let now = TraceTimestamp.now().millisecondsSince1970
         let hour: Int64 = 3_600_000
         // One producer's hourly files from 10 h ago, then one started 20 minutes ago (still growing).

@@ -1,42 +1,15 @@
 import APITraceAnalysis
+import APITraceTestSupport
 import Foundation
 import Testing
 
-/// Runs the real `apitrace` executable built next to this test bundle.
-struct APITraceProcess {
+/// Runs the real `apitrace` executable built next to this test bundle, with the shared runner.
+enum APITraceProcess {
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
-    static var executable: String? {
-        var candidates: [URL] = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-            Bundle.main.bundleURL,
-        ]
-        // Also .build/debug relative to the package, for runners that start tests from elsewhere.
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(package.appendingPathComponent(".build/debug"))
-        return candidates.map { $0.appendingPathComponent("apitrace").path }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        let folder = TemporaryFolder()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(executable, "apitrace executable not found next to the tests"))
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        process.environment = env
-        _ = FileManager.default.createFile(atPath: folder.file("out"), contents: nil)
-        _ = FileManager.default.createFile(atPath: folder.file("err"), contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: folder.file("out"))
-        process.standardError = FileHandle(forWritingAtPath: folder.file("err"))
-        try process.run()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOfFile: folder.file("out"), encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOfFile: folder.file("err"), encoding: .utf8)) ?? "")
+        let out = try APITraceTestSupport.run(try builtProduct("apitrace").path, arguments, environment: environment)
+        return Result(status: out.status, stdout: String(decoding: out.stdout, as: UTF8.self), stderr: String(decoding: out.stderr, as: UTF8.self))
     }
 }
 
@@ -77,7 +50,7 @@ struct ReportCommandTests {
 
     @Test("nothing usable exits 1 with a message", arguments: [["report", "/nonexistent/apitrace-traces"], ["report"]])
     func nothingUsable(arguments: [String]) throws {
-        let empty = TemporaryFolder()
+        let empty = TemporaryDirectory()
         let result = try APITraceProcess.run(arguments, environment: ["APITRACE_DIR": empty.path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("no usable trace file"))
@@ -96,7 +69,7 @@ struct ReportCommandTests {
 
     @Test("apitrace generate writes files that report reads")
     func generate() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let gen = try APITraceProcess.run(["generate", "--events", "300", "--files", "2", "--seed", "5", "--out", folder.path])
         #expect(gen.status == 0)
         #expect(gen.stdout.split(separator: "\n").count == 2)

@@ -1,5 +1,6 @@
 import APITraceAnalysis
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -172,17 +173,11 @@ struct SessionsAffectedTests {
         json.dump({"errors": out(errors), "decode": out(decode), "versions": out(versions),
                    "routes": {k: {c: len(x) for c, x in v.items()} for k, v in routes.items()}}, sys.stdout)
         """#
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try script.write(toFile: folder.file("count.py"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", folder.file("count.py")] + paths
-        _ = FileManager.default.createFile(atPath: folder.file("out"), contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: folder.file("out"))
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let data = try Data(contentsOf: URL(fileURLWithPath: folder.file("out")))
+        let out = try run("/usr/bin/env", ["python3", folder.file("count.py")] + paths)
+        #expect(out.status == 0, "\(String(decoding: out.stderr, as: UTF8.self))")
+        let data = out.stdout
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }

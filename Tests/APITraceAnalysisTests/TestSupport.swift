@@ -1,25 +1,12 @@
 import APITraceAnalysis
 import APITraceFormat
+import APITraceTestSupport
 import APITraceTesting
 import Foundation
 
-/// A temporary folder removed when the value goes away.
-final class TemporaryFolder {
-    let path: String
-
-    init() {
-        path = NSTemporaryDirectory() + "apitrace-analysis-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// Generated traces written to disk, with the same events in memory for independent checks.
 struct GeneratedTraces {
-    let folder = TemporaryFolder()
+    let folder = TemporaryDirectory()
     let generator: SyntheticTraceGenerator
     let paths: [String]
     /// Events per file, as generated (not read back).

@@ -1,5 +1,6 @@
 @testable import APITraceAnalysis
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -17,7 +18,7 @@ struct TraceSummaryCacheTests {
     @Test("a second run serves every finished file from the cache and reports exactly what an uncached run does")
     func warmRun() throws {
         let traces = try Self.traces()
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let uncached = TraceSummarizer().summarize(paths: [traces.folder.path])
         let cold = TraceSummaryCache(directory: folder.path)
         let first = TraceSummarizer(cache: cold).summarize(paths: [traces.folder.path])
@@ -107,7 +108,7 @@ struct TraceSummaryCacheTests {
     @Test("past its bound the cache removes its oldest entries and the report is unchanged")
     func eviction() throws {
         let traces = try GeneratedTraces(events: 20_000, files: 12, seed: 5)
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let uncached = TraceSummarizer().summarize(paths: [traces.folder.path])
         let bound: Int64 = 10_000
         let cache = TraceSummaryCache(directory: folder.path, maximumBytes: bound)
