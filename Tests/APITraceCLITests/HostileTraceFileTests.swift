@@ -124,24 +124,17 @@ struct HostileTraceFileTests {
 
     /// Runs a command and samples its peak resident memory (VmHWM) from /proc until it exits.
     static func runMeasuringPeak(_ executable: String, _ arguments: [String]) async throws -> (Int32, Data, Data, Int) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outReader = PipeReader(out), errReader = PipeReader(err)
+        let child = try ChildProcess(executable, arguments)
         var peak = 0
-        while process.isRunning {
-            if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+        while child.isRunning {
+            if let status = try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/status", encoding: .utf8),
                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
                let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
                 peak = max(peak, kb)
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        process.waitUntilExit()
-        return (process.terminationStatus, outReader.wait(), errReader.wait(), peak)
+        let done = try await child.finishedBytes(seconds: 300)
+        return (done.status, done.stdout, done.stderr, peak)
     }
 }

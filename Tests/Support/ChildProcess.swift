@@ -77,9 +77,15 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the exit and the end of both pipes; returns the status and all the output.
     public func finished(seconds: Double = 60) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let done = try await finishedBytes(seconds: seconds)
+        return (done.status, String(decoding: done.stdout, as: UTF8.self), String(decoding: done.stderr, as: UTF8.self))
+    }
+
+    /// ``finished(seconds:)`` with the output's bytes as written.
+    public func finishedBytes(seconds: Double = 60) async throws -> (status: Int32, stdout: Data, stderr: Data) {
         try await waitForExit(seconds: seconds)
         try await waitUntil("the output of process \(process.processIdentifier)", seconds: seconds) { lock.withLock { pipesClosed == 2 } }
-        return lock.withLock { (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self)) }
+        return lock.withLock { (process.terminationStatus, output, errors) }
     }
 
     /// Sends `signal` and waits (without blocking a thread of the cooperative pool) for the exit.
