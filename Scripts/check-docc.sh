@@ -7,19 +7,13 @@ cd "$(dirname "$0")/.."
 command -v docc >/dev/null || { echo "check-docc: docc is not installed; skipped" >&2; exit 0; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-clang_flags=()
-for map in .build/debug/*.build/module.modulemap; do
-  [ -e "$map" ] && clang_flags+=(-Xcc "-fmodule-map-file=$map")
-done
-while IFS= read -r include; do
-  clang_flags+=(-Xcc -I -Xcc "$include")
-done < <(find .build/checkouts -path '*/include/module.modulemap' -printf '%h\n' 2>/dev/null)
+. Scripts/lib/built-modules.sh
 status=0
 for catalog in Sources/*/*.docc; do
   target=$(basename "$(dirname "$catalog")")
   mkdir -p "$work/graphs/$target"
   swift symbolgraph-extract -module-name "$target" -target "$(uname -m)-unknown-linux-gnu" \
-    -I .build/debug/Modules -I Sources/CZlib "${clang_flags[@]}" -minimum-access-level public \
+    -I "$modules" -I Sources/CZlib "${clang_flags[@]}" -minimum-access-level public \
     -output-dir "$work/graphs/$target" >&2
   if docc convert "$catalog" --additional-symbol-graph-dir "$work/graphs/$target" --output-dir "$work/$target.doccarchive" \
       --fallback-display-name "$target" --fallback-bundle-identifier "org.apitrace.$target" 2>&1 | grep -E "warning|error" >"$work/out"; then

@@ -9,15 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-modules=.build/debug/Modules
-[ -d "$modules" ] || { echo "check-samples-public-api: build first (swift build)" >&2; exit 2; }
-clang_flags=()
-for map in .build/debug/*.build/module.modulemap; do
-  [ -e "$map" ] && clang_flags+=(-Xcc "-fmodule-map-file=$map")
-done
-while IFS= read -r include; do
-  clang_flags+=(-Xcc -I -Xcc "$include")
-done < <(find .build/checkouts -path '*/include/module.modulemap' -printf '%h\n' 2>/dev/null)
+[ -d .build/debug ] || { echo "check-samples-public-api: build first (swift build)" >&2; exit 2; }
+. Scripts/lib/built-modules.sh
 
 status=0
 for sample in NewsClient NewsFutureClient NewsServerSideClient; do

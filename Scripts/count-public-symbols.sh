@@ -42,17 +42,7 @@ if [ "$build" = 1 ]; then
   swift build >&2   # every non-test target; `--product` does not build automatic library products
 fi
 
-modules=.build/debug/Modules
-[ -d "$modules" ] || modules=.build/debug
-# The C modules the Swift ones import: those SwiftPM generated a module map for, and those whose
-# package ships one in an include folder.
-clang_flags=()
-for map in .build/debug/*.build/module.modulemap; do
-  [ -e "$map" ] && clang_flags+=(-Xcc "-fmodule-map-file=$map")
-done
-while IFS= read -r include; do
-  clang_flags+=(-Xcc -I -Xcc "$include")
-done < <(find .build/checkouts -path '*/include/module.modulemap' -printf '%h\n' 2>/dev/null)
+. Scripts/lib/built-modules.sh
 for target in $(python3 -c '
 import json, sys
 for t in json.load(open(sys.argv[1]))["targets"]:
