@@ -313,7 +313,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceCLITests",
-            dependencies: ["APITraceTestSupport", "APITraceFormat", "apitrace"]
+            dependencies: ["APITraceTestSupport", "APITraceFormat", "APITraceTesting", "apitrace"]
         ),
         .executableTarget(
             name: "trace-uploader-fixture",

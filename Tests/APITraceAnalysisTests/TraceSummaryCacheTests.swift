@@ -1,6 +1,7 @@
 @testable import APITraceAnalysis
 import APITraceFormat
 import APITraceTestSupport
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -70,7 +71,7 @@ struct TraceSummaryCacheTests {
             #expect(TraceSummaryCache.decode(Array(bytes.prefix(length)), absolutePath: path, status: status, granularity: 1) == nil)
         }
         // A forger who recomputes the checksum: the decoder itself must hold.
-        var generator = SeededGenerator(seed: 9)
+        var generator = SplitMix64(seed: 9)
         let prefix = TraceSummaryCache.prefixBytes
         func forged(_ body: (inout [UInt8]) -> Void) -> [UInt8] {
             var copy = bytes
@@ -118,18 +119,5 @@ struct TraceSummaryCacheTests {
         #expect(cache.statistics.evicted > 0)
         let sizes = try FileManager.default.contentsOfDirectory(atPath: folder.path).map { FileStatus(path: folder.path + "/" + $0)!.size }
         #expect(sizes.reduce(0, +) <= bound)
-    }
-}
-
-/// SplitMix64, so the forged mutations are the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import APITraceFormat
 import APITraceTestSupport
+import APITraceTesting
 import Foundation
 
 /// A day of a fleet's traffic with a known answer: eight devices on app 2.3.1 at baseline noise
@@ -40,7 +41,7 @@ enum ReleaseTraffic {
     static func write(to folder: String, shape: Shape = Shape()) throws -> [String] {
         var paths: [String] = []
         for device in 0..<8 {
-            var random = Random(seed: UInt64(device) &* 7919 &+ 11)
+            var random = SplitMix64(seed: UInt64(device) &* 7919 &+ 11)
             let producer = String(format: "d%07x", device + 1)
             // Baseline file: 26 h before the release (the first hour is outside a 24 h baseline).
             let upgraded = device < 5
@@ -55,7 +56,7 @@ enum ReleaseTraffic {
 
     private static func file(
         _ folder: String, producer: String, sequence: Int, version: String, start: Int64, end: Int64, interval: Double,
-        broken: Bool, shape: Shape, random: inout Random
+        broken: Bool, shape: Shape, random: inout SplitMix64
     ) throws -> String {
         var lines = [#"{"type":"header","format":"apitrace","version":1,"producer":"\#(producer)","app":"Otec","app_version":"\#(version)","started":"\#(iso(start))"}"#]
         var t = Double(start)
@@ -103,21 +104,6 @@ enum ReleaseTraffic {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
-    }
-
-    /// SplitMix64: the same traffic on every run.
-    struct Random {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-        mutating func exponential(mean: Double) -> Double { -mean * log(1 - unit()) }
     }
 }
 

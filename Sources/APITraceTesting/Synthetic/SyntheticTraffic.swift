@@ -194,36 +194,3 @@ struct SyntheticTraffic {
         return String(decoding: out, as: UTF8.self)
     }
 }
-
-/// A small, fast, seedable random generator (SplitMix64): same seed, same sequence, everywhere.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return Self.mix(state)
-    }
-
-    /// SplitMix64's finalizer: spreads nearby seeds (1, 2, 3...) into unrelated streams.
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-
-    mutating func int(below n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
-
-    mutating func exponential(mean: Double) -> Double { -mean * log(1 - unit()) }
-
-    /// Standard normal (Box-Muller).
-    mutating func normal() -> Double {
-        let u1 = max(unit(), 1e-12)
-        return sqrt(-2 * log(u1)) * cos(2 * .pi * unit())
-    }
-}
