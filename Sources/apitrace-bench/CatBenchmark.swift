@@ -13,20 +13,14 @@ struct CatBenchmark: ParsableCommand {
             """
     )
 
-    @Option(help: "Events in the trace.")
-    var events = 2_000_000
-
-    @Option(help: "Files to split it over.")
-    var files = 8
-
-    @Option(help: "Folder for the generated trace (shared with apitrace-bench report).")
-    var cache = ".build/bench-cache"
-
-    @Option(help: "Runs of each measurement; the best is reported.")
-    var runs = 3
+    @OptionGroup var trace: GeneratedTraceOptions
+    var events: Int { trace.events }
+    var files: Int { trace.files }
+    var cache: String { trace.cache }
+    var runs: Int { trace.runs }
 
     func run() throws {
-        let report = try ReportBenchmark.parse(["--events", "\(events)", "--files", "\(files)", "--cache", cache])
+        let report = try ReportBenchmark.parse(trace.arguments)
         let folder = "\(cache)/report-g2-\(events)-\(files)"
         let paths = try report.prepare(folder)
         let decompressed = paths.reduce(0) { $0 + TraceFileReader(path: $1).forEachRawLine { _, _ in true }.bytes }

@@ -23,17 +23,11 @@ struct ReportBenchmark: ParsableCommand {
             """
     )
 
-    @Option(help: "Events in the trace.")
-    var events = 2_000_000
-
-    @Option(help: "Files to split it over.")
-    var files = 8
-
-    @Option(help: "Folder for the generated trace (reused across runs).")
-    var cache = ".build/bench-cache"
-
-    @Option(help: "Runs of each measurement; the best is reported.")
-    var runs = 3
+    @OptionGroup var trace: GeneratedTraceOptions
+    var events: Int { trace.events }
+    var files: Int { trace.files }
+    var cache: String { trace.cache }
+    var runs: Int { trace.runs }
 
     @Flag(help: "Skip DuckDB.")
     var skipDuckdb = false
