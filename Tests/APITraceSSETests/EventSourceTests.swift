@@ -124,8 +124,9 @@ struct EventSourceTests {
         try await SSETestServer.with { base, log in
             let sink = InMemoryTraceSink()
             // The timeout also covers the wait for the response head, so leave a loaded machine room
-            // to answer; the server's silence (20 s) is far longer still.
-            let source = makeSource(base, "/silent", sink: sink) { $0.idleTimeout = .seconds(3) }
+            // to answer (3 s was seen to pass before the head under a full parallel test run); the
+            // server's silence (20 s) is far longer still.
+            let source = makeSource(base, "/silent", sink: sink) { $0.idleTimeout = .seconds(8) }
             let events = try await collect(source)
             #expect(events.map(\.data) == ["one", "two", "three", "four"])
             #expect(log.requests.map(\.lastEventID) == [nil, "2", "4"])
