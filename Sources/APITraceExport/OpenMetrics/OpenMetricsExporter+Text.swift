@@ -1,3 +1,5 @@
+import APITraceFormat
+
 extension OpenMetricsExporter {
     /// The metrics as OpenMetrics text, ending with `# EOF`.
     public func text() -> String {
@@ -21,7 +23,7 @@ extension OpenMetricsExporter {
             out += "# HELP \(name) \(help)\n"
         }
         func labels(_ pairs: [(String, String)]) -> String {
-            "{" + pairs.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
+            "{" + pairs.map { "\($0.0)=\"\(TextEscaping.openMetricsLabel($0.1))\"" }.joined(separator: ",") + "}"
         }
         func number(_ v: Double) -> String {
             v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
@@ -71,23 +73,5 @@ extension OpenMetricsExporter {
         }
         if endOfFile { out += "# EOF\n" }
         return out
-    }
-
-    /// Label values escape backslash, double quote and line feed, scalar by scalar (`"\r\n"` is one
-    /// `Character` but two scalars); other control characters, which the format cannot escape and
-    /// which break scrapers, become U+FFFD.
-    static func escape(_ value: String) -> String {
-        var out = String.UnicodeScalarView()
-        for c in value.unicodeScalars {
-            switch c {
-            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
-            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
-            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
-            case _ where c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c == "\u{2028}" || c == "\u{2029}":
-                out.append("\u{FFFD}")
-            default: out.append(c)
-            }
-        }
-        return String(out)
     }
 }

@@ -24,6 +24,23 @@ package enum TextEscaping {
         return String(out)
     }
 
+    /// An OpenMetrics label value: backslash, double quote and line feed escaped, scalar by scalar
+    /// (`"\r\n"` is one `Character` but two scalars); other control characters, which the format
+    /// cannot escape and which break scrapers, become U+FFFD.
+    package static func openMetricsLabel(_ value: String) -> String {
+        var out = String.UnicodeScalarView()
+        for c in value.unicodeScalars {
+            switch c {
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case _ where isControl(c): out.append("\u{FFFD}")
+            default: out.append(c)
+            }
+        }
+        return String(out)
+    }
+
     /// Text inside HTML elements or quoted attributes.
     package static func html(_ s: String) -> String {
         var out = String.UnicodeScalarView()
