@@ -30,18 +30,39 @@ package enum TraceFileDiscovery {
                 found.files.append(path)
                 continue
             }
-            guard let walker = fm.enumerator(atPath: path) else {
+            var inFolder: [String] = []
+            guard walk(path.hasSuffix("/") ? String(path.dropLast()) : path, relative: "", into: &inFolder) else {
                 found.warnings.append(.init(path: path, kind: .unreadable("cannot list the folder"), eventsKept: 0))
                 continue
             }
-            var inFolder: [String] = []
-            while let relative = walker.nextObject() as? String {
-                let name = (relative as NSString).lastPathComponent
-                guard !name.hasPrefix("."), extensions.contains(where: { name.hasSuffix($0) }) else { continue }
-                inFolder.append(path.hasSuffix("/") ? path + relative : path + "/" + relative)
-            }
-            found.files.append(contentsOf: inFolder.sorted())
+            found.files.append(contentsOf: inFolder.sorted().map { (path.hasSuffix("/") ? path : path + "/") + $0 })
         }
         return found
+    }
+
+    /// Adds the trace files under `folder` (paths relative to the top folder, `relative` being this
+    /// one's) to `out`, descending into subfolders but not through links to folders; false when
+    /// `folder` cannot be listed. `readdir` rather than `FileManager`'s enumerator: it costs a tenth,
+    /// and a report of a warm cache over a week's files spends most of its time finding them.
+    private static func walk(_ folder: String, relative: String, into out: inout [String]) -> Bool {
+        guard let directory = opendir(folder) else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            guard name != ".", name != ".." else { continue }
+            var isFolder = Int32(entry.pointee.d_type) == Int32(DT_DIR)
+            if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
+                var info = stat()
+                isFolder = lstat(folder + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+            }
+            if isFolder {
+                _ = walk(folder + "/" + name, relative: relative + name + "/", into: &out)
+            } else if !name.hasPrefix("."), extensions.contains(where: { name.hasSuffix($0) }) {
+                out.append(relative + name)
+            }
+        }
+        return true
     }
 }

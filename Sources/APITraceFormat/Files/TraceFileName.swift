@@ -24,19 +24,36 @@ package struct TraceFileName: Sendable, Equatable {
 
     /// Parses a file name (a path's last component); `nil` when it does not follow the pattern.
     package init?(fileName: String) {
-        let name = fileName.split(separator: "/").last.map(String.init) ?? fileName
-        guard name.hasSuffix(".jsonl.gz") || name.hasSuffix(".jsonl") else { return nil }
-        let stem = name.hasSuffix(".gz") ? name.dropLast(9) : name.dropLast(6)
-        let parts = stem.split(separator: "-")
-        guard parts.count >= 3, let sequence = Int(parts.last!), parts[0].count == 16 else { return nil }
-        let t = Array(parts[0].utf8)
-        func num(_ range: Range<Int>) -> Int? { Int(String(decoding: t[range], as: UTF8.self)) }
-        guard t[8] == UInt8(ascii: "T"), t[15] == UInt8(ascii: "Z"),
-              let y = num(0..<4), let mo = num(4..<6), let d = num(6..<8),
-              let h = num(9..<11), let mi = num(11..<13), let s = num(13..<15) else { return nil }
+        // Bytes, not Substrings: every report and alert run parses the name of every file it finds.
+        var utf8 = fileName.utf8[...]
+        if let slash = utf8.lastIndex(of: UInt8(ascii: "/")) { utf8 = utf8[utf8.index(after: slash)...] }
+        let name = Array(utf8)
+        let stemCount: Int
+        if name.count > 9, name.suffix(9).elementsEqual(".jsonl.gz".utf8) {
+            stemCount = name.count - 9
+        } else if name.count > 6, name.suffix(6).elementsEqual(".jsonl".utf8) {
+            stemCount = name.count - 6
+        } else {
+            return nil
+        }
+        // <yyyyMMdd>T<HHmmss>Z-<producer>-<sequence>: the producer may hold dashes, the sequence may not.
+        guard stemCount >= 20, name[16] == UInt8(ascii: "-"), name[8] == UInt8(ascii: "T"), name[15] == UInt8(ascii: "Z"),
+              let lastDash = name[..<stemCount].lastIndex(of: UInt8(ascii: "-")), lastDash > 17, lastDash + 1 < stemCount
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in name[range] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), value < Int.max / 10 - 9 else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let y = number(0..<4), let mo = number(4..<6), let d = number(6..<8),
+              let h = number(9..<11), let mi = number(11..<13), let s = number(13..<15),
+              let sequence = number((lastDash + 1)..<stemCount) else { return nil }
         let days = TraceTimestamp.daysFromCivil(year: y, month: mo, day: d)
         self.started = TraceTimestamp(millisecondsSince1970: (days * 86_400 + Int64(h * 3600 + mi * 60 + s)) * 1000)
-        self.producer = parts[1..<(parts.count - 1)].joined(separator: "-")
+        self.producer = String(decoding: name[17..<lastDash], as: UTF8.self)
         self.sequence = sequence
     }
 }
