@@ -97,6 +97,21 @@ import Testing
             #expect(second.counts[0].totals(in: range) == plain.counts[0].totals(in: range))
             #expect(first.counts[0].totals(in: range) == plain.counts[0].totals(in: range))
         }
+        // A file replaced by another (a copy renamed over it: same size and modification time, new
+        // inode) is counted afresh, as the report's cache would.
+        let replaced = try #require(TraceFileDiscovery.find([traces]).files.first)
+        let wholeSecond = Date(timeIntervalSince1970: 1_795_000_000)  // whole seconds: exactly the same on both files
+        try FileManager.default.setAttributes([.modificationDate: wholeSecond], ofItemAtPath: replaced)
+        let restored = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces])
+        #expect(restored.filesFromCache == 4)  // the touched file is counted and stored again
+        #expect(WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces]).filesFromCache == 5)
+        try FileManager.default.copyItem(atPath: replaced, toPath: dir.file("copy"))
+        try FileManager.default.setAttributes([.modificationDate: wholeSecond], ofItemAtPath: dir.file("copy"))
+        #expect(FileStatus(path: dir.file("copy"))?.modifiedNanoseconds == FileStatus(path: replaced)?.modifiedNanoseconds)
+        #expect(rename(dir.file("copy"), replaced) == 0)
+        let afterReplace = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces])
+        #expect(afterReplace.filesFromCache == 4 && afterReplace.filesOpened == 2)
+        #expect(afterReplace.counts[0].totals(in: (now - 360 * minute)..<now) == plain.counts[0].totals(in: (now - 360 * minute)..<now))
         // A rewritten file (different size) is counted afresh; a different rule is not served stale counts.
         traffic[0].failureRatio = 0.5
         try TraceFixture.write(TraceFixture.events(traffic), to: traces)

@@ -5,8 +5,9 @@ import Foundation
 /// (`<state>.counts`) so a cron run every minute decompresses only the files still being written.
 ///
 /// A file is finished once its producer has started a later file: the writer never appends to
-/// a file after that. An entry is used only while the file's size and modification time are
-/// unchanged, and only for a rule with the same scope, failure definition and bucket width
+/// a file after that. An entry is used only while the file's ``FileStatus`` (size, modification
+/// time, inode: a file replaced in place is a new file) is unchanged, as the report's summary
+/// cache keys its entries, and only for a rule with the same scope, failure definition and bucket width
 /// (counts) or the same route scope (a `new_failures` rule's ``FileFailureGroups``).
 /// The format is a small private binary one; a damaged or foreign cache is ignored and rebuilt.
 public final class FileCountCache: Sendable {
@@ -24,8 +25,7 @@ public final class FileCountCache: Sendable {
     }
 
     struct Entry {
-        var size: Int64
-        var modified: Int64
+        var status: FileStatus
         var runs: [String: BucketRun] = [:]
         var groups: [String: FileFailureGroups] = [:]
     }
@@ -45,9 +45,9 @@ public final class FileCountCache: Sendable {
     }
 
     /// The cached counts of `file` for rule signatures, when the file is unchanged.
-    func runs(for file: String, size: Int64, modified: Int64, signatures: [String]) -> [BucketRun]? {
+    func runs(for file: String, status: FileStatus, signatures: [String]) -> [BucketRun]? {
         state.withLock { state in
-            guard let entry = state.entries[file], entry.size == size, entry.modified == modified else { return nil }
+            guard let entry = state.entries[file], entry.status == status else { return nil }
             var result: [BucketRun] = []
             for signature in signatures {
                 guard let run = entry.runs[signature] else { return nil }
@@ -58,31 +58,32 @@ public final class FileCountCache: Sendable {
         }
     }
 
-    func store(_ runs: [BucketRun], for file: String, size: Int64, modified: Int64, signatures: [String]) {
-        update(file, size: size, modified: modified) { entry in
+    func store(_ runs: [BucketRun], for file: String, status: FileStatus, signatures: [String]) {
+        update(file, status: status) { entry in
             for (signature, run) in zip(signatures, runs) { entry.runs[signature] = run }
         }
     }
 
     /// The cached failure groups of `file` for a `new_failures` signature, when the file is unchanged.
-    func failureGroups(for file: String, size: Int64, modified: Int64, signature: String) -> FileFailureGroups? {
+    func failureGroups(for file: String, status: FileStatus, signature: String) -> FileFailureGroups? {
         state.withLock { state in
-            guard let entry = state.entries[file], entry.size == size, entry.modified == modified,
+            guard let entry = state.entries[file], entry.status == status,
                   let groups = entry.groups[signature] else { return nil }
             state.used.insert(file)
             return groups
         }
     }
 
-    func store(_ groups: FileFailureGroups, for file: String, size: Int64, modified: Int64, signature: String) {
-        update(file, size: size, modified: modified) { $0.groups[signature] = groups }
+    func store(_ groups: FileFailureGroups, for file: String, status: FileStatus, signature: String) {
+        update(file, status: status) { $0.groups[signature] = groups }
     }
 
     /// Changes the entry of `file`, starting afresh when the file changed since it was stored.
-    private func update(_ file: String, size: Int64, modified: Int64, _ change: (inout Entry) -> Void) {
+    /// Nothing is stored when the file changed while it was read (its status differs from `status`).
+    private func update(_ file: String, status: FileStatus, _ change: (inout Entry) -> Void) {
+        guard FileStatus(path: file) == status else { return }
         state.withLock { state in
-            var entry = state.entries[file].flatMap { $0.size == size && $0.modified == modified ? $0 : nil }
-                ?? Entry(size: size, modified: modified)
+            var entry = state.entries[file].flatMap { $0.status == status ? $0 : nil } ?? Entry(status: status)
             change(&entry)
             state.entries[file] = entry
             state.used.insert(file)
@@ -111,7 +112,7 @@ public final class FileCountCache: Sendable {
         }
     }
 
-    private static let magic: UInt32 = 0x4154_4332  // "ATC2"
+    private static let magic: UInt32 = 0x4154_4333  // "ATC3"
 
     static func encode(_ entries: [String: Entry]) -> Data {
         var out = Data()
@@ -120,7 +121,7 @@ public final class FileCountCache: Sendable {
         put(magic)
         put(UInt32(entries.count))
         for (file, entry) in entries {
-            put(file); put(entry.size); put(entry.modified); put(UInt32(entry.runs.count))
+            put(file); put(entry.status.size); put(entry.status.modifiedNanoseconds); put(entry.status.inode); put(UInt32(entry.runs.count))
             for (signature, run) in entry.runs {
                 put(signature); put(run.first); put(UInt32(run.requests.count))
                 for i in run.requests.indices { put(run.requests[i].bitPattern); put(run.failures[i].bitPattern) }
@@ -154,11 +155,12 @@ public final class FileCountCache: Sendable {
                 guard let n = get(UInt32.self), Int(n) <= (raw.count - at) / minimumBytesEach else { return nil }
                 return Int(n)
             }
-            guard get(UInt32.self) == magic, let entryCount = count(28) else { return nil }
+            guard get(UInt32.self) == magic, let entryCount = count(36) else { return nil }
             var entries: [String: Entry] = [:]
             for _ in 0..<entryCount {
-                guard let file = string(), let size = get(Int64.self), let modified = get(Int64.self), let runCount = count(16) else { return nil }
-                var entry = Entry(size: size, modified: modified)
+                guard let file = string(), let size = get(Int64.self), let modified = get(Int64.self), let inode = get(UInt64.self),
+                      let runCount = count(16) else { return nil }
+                var entry = Entry(status: FileStatus(size: size, modifiedNanoseconds: modified, inode: inode))
                 for _ in 0..<runCount {
                     guard let signature = string(), let first = get(Int64.self), let n = count(16) else { return nil }
                     var run = BucketRun()

@@ -78,8 +78,11 @@ struct NewFailureScan {
         let baselineStart = windowStart - detection.baseline.milliseconds
         let files = TraceFileSelection.plan(TraceFileDiscovery.find(paths).files, overlapping: [baselineStart..<now])
         let cacheable = Set(files.filter(\.isCacheable).map(\.path))
+        let route = scope.route.map { TextPattern($0) }
+        // A finished file first read while in the window is read twice that once (its summary serves
+        // the runs after it has aged into the baseline); later runs read it once, as without a cache.
         let perFile = ParallelTraceReader.map(files.map(\.path)) { reader in
-            if let cache, cacheable.contains(reader.path), let summary = cachedSummary(reader.path, cache: cache),
+            if let cache, cacheable.contains(reader.path), let summary = cachedSummary(reader.path, route: route, cache: cache),
                summary.lies(in: baselineStart..<windowStart) {
                 var out = FileGroups(fromCache: true)
                 guard scope.appVersion == nil || scope.appVersion == summary.appVersion else { return out }
@@ -91,7 +94,7 @@ struct NewFailureScan {
                 }
                 return out
             }
-            return read(reader, baseline: baselineStart..<windowStart, window: windowStart..<now)
+            return read(reader, route: route, baseline: baselineStart..<windowStart, window: windowStart..<now)
         }
         var groups: [String: Group] = [:]
         var windowSessions: Set<String> = []
@@ -137,10 +140,9 @@ struct NewFailureScan {
     }
 
     /// Reads one file's failures in the baseline and the window.
-    private func read(_ reader: TraceFileReader, baseline: Range<Int64>, window: Range<Int64>) -> FileGroups {
+    private func read(_ reader: TraceFileReader, route: TextPattern?, baseline: Range<Int64>, window: Range<Int64>) -> FileGroups {
         var out = FileGroups()
         var version = ""
-        let route = scope.route.map { TextPattern($0) }
         let scan = reader.forEachRecord(header: { header in
             version = header.appVersion ?? ""
             return scope.appVersion == nil || scope.appVersion == header.appVersion
@@ -172,12 +174,11 @@ struct NewFailureScan {
 
     /// The cached (or, on a miss, freshly read and stored) summary of a cacheable file; nil when it
     /// has no usable summary.
-    private func cachedSummary(_ path: String, cache: FileCountCache) -> FileFailureGroups? {
-        guard let (size, modified) = WindowedFailureCounter.identity(of: path) else { return nil }
-        if let summary = cache.failureGroups(for: path, size: size, modified: modified, signature: cacheSignature) { return summary }
-        let route = scope.route.map { TextPattern($0) }
+    private func cachedSummary(_ path: String, route: TextPattern?, cache: FileCountCache) -> FileFailureGroups? {
+        guard let status = FileStatus(path: path) else { return nil }
+        if let summary = cache.failureGroups(for: path, status: status, signature: cacheSignature) { return summary }
         guard let summary = FileFailureGroups.read(TraceFileReader(path: path), route: route, maximumGroups: Self.maximumGroups) else { return nil }
-        cache.store(summary, for: path, size: size, modified: modified, signature: cacheSignature)
+        cache.store(summary, for: path, status: status, signature: cacheSignature)
         return summary
     }
 

@@ -89,16 +89,16 @@ public struct WindowedFailureCounter: Sendable {
             // Only finished files of a plausible span are cached (TraceFileSelection.SelectedFile.isCacheable);
             // the rest are counted over this run's ranges: memory follows the rules' windows, not file names.
             guard let cache, let span = spans[reader.path] ?? nil,
-                  let (size, modified) = Self.identity(of: reader.path) else {
+                  let status = FileStatus(path: reader.path) else {
                 return plan.scan(reader)
             }
-            if let runs = cache.runs(for: reader.path, size: size, modified: modified, signatures: signatures) {
+            if let runs = cache.runs(for: reader.path, status: status, signatures: signatures) {
                 return ScanPlan.FileCounts(runs: runs, evidence: Array(repeating: EvidenceTally(), count: rules.count), lines: 0, fromCache: true)
             }
             // Count the whole file (not just this run's ranges) so the entry serves every later run.
             let whole = ScanPlan(counter: WindowedFailureCounter(rules: rules, ranges: [span], bucketMilliseconds: bucketMilliseconds))
             let counts = whole.scan(reader)
-            if counts.warnings.isEmpty { cache.store(counts.runs, for: reader.path, size: size, modified: modified, signatures: signatures) }
+            if counts.warnings.isEmpty { cache.store(counts.runs, for: reader.path, status: status, signatures: signatures) }
             return counts
         }
         var runs = [BucketRun](repeating: BucketRun(), count: rules.count)
@@ -117,10 +117,5 @@ public struct WindowedFailureCounter: Sendable {
         result.counts = runs.map { FailureCounts(bucketMilliseconds: bucketMilliseconds, firstBucket: $0.first, requests: $0.requests, failures: $0.failures) }
         result.evidence = evidence
         return result
-    }
-
-    /// Size and modification time (ns) of a file, which a cache entry must match.
-    static func identity(of path: String) -> (Int64, Int64)? {
-        FileStatus(path: path).map { ($0.size, $0.modifiedNanoseconds) }
     }
 }

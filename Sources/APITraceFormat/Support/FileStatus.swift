@@ -23,6 +23,13 @@ package struct FileStatus: Sendable, Equatable {
     package var modifiedSeconds: Double { Double(modifiedNanoseconds) / 1e9 }
 
     /// The status of `path`, or nil when it cannot be read.
+    /// A status as recorded earlier (a cache entry's key).
+    package init(size: Int64, modifiedNanoseconds: Int64, inode: UInt64) {
+        self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+        self.inode = inode
+    }
+
     package init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
