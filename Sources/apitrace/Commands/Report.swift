@@ -144,20 +144,17 @@ extension APITrace {
 final class ProgressLine: Sendable {
     private let enabled = isatty(2) == 1
     private let started = Date()
-    /// Whether a line was shown; the lock also keeps two threads' lines apart.
+    /// Whether a line was shown. Each line is one small write, so lines of two threads do not mix
+    /// and no write happens under the lock.
     private let shown = Locked(false)
 
     func update(_ text: String) {
         guard enabled, Date().timeIntervalSince(started) > 1 else { return }
-        shown.withLock { shown in
-            shown = true
-            FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
-        }
+        shown.withLock { $0 = true }
+        FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
     }
 
     func finish() {
-        shown.withLock { shown in
-            if shown { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
-        }
+        if shown.withLock({ $0 }) { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
     }
 }
