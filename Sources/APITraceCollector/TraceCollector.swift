@@ -16,7 +16,7 @@ public final class TraceCollector: Sendable {
     /// The configuration the collector was created with.
     public let configuration: Configuration
     /// Counters of what the collector did, served at `GET /metrics`.
-    public let metrics = CollectorMetrics()
+    public let metrics: CollectorMetrics
 
     let tokenCheck: BearerTokenCheck
     let store: TraceStore
@@ -38,8 +38,8 @@ public final class TraceCollector: Sendable {
         validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes)
         let admission = UploadAdmission(maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight)
         self.admission = admission
-        metrics.inFlight = { admission.usage }
-        if configuration.ingestMetrics { metrics.ingest = IngestMetrics(limits: configuration.metricLimits) }
+        metrics = CollectorMetrics(
+            inFlight: { admission.usage }, ingest: configuration.ingestMetrics ? IngestMetrics(limits: configuration.metricLimits) : nil)
         work = OperationQueue()
         work.name = "apitrace.collector.store"
         work.maxConcurrentOperationCount = configuration.storeThreads

@@ -16,24 +16,17 @@ public final class CollectorMetrics: Sendable {
         var timedOut: [UploadDeadlineHandler.TimedOutPhase: Int] = [:]
     }
 
-    private struct Sources {
-        var inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) = { (0, 0, 0, 0) }
-        var ingest: IngestMetrics?
-    }
-
     private let counts = Locked(Counts())
-    private let sources = Locked(Sources())
 
-    /// Set by the collector: uploads and body bytes in progress now and at their peak.
-    var inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int) {
-        get { sources.withLock { $0.inFlight } }
-        set { sources.withLock { $0.inFlight = newValue } }
-    }
+    /// Uploads and body bytes in progress now and at their peak (the collector's admission).
+    let inFlight: @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int)
 
-    /// Set by the collector unless ingest counting is off: the events of the stored files.
-    var ingest: IngestMetrics? {
-        get { sources.withLock { $0.ingest } }
-        set { sources.withLock { $0.ingest = newValue } }
+    /// The events of the stored files; nil when ingest counting is off.
+    let ingest: IngestMetrics?
+
+    init(inFlight: @escaping @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int), ingest: IngestMetrics?) {
+        self.inFlight = inFlight
+        self.ingest = ingest
     }
 
     /// Why an upload was answered `503`.
@@ -67,9 +60,6 @@ public final class CollectorMetrics: Sendable {
         /// Most body bytes held by uploads in progress at once.
         public var peakBytesInFlight = 0
     }
-
-    /// Creates zeroed counters.
-    public init() {}
 
     func recordAccepted(bytes: Int) { counts.withLock { $0.accepted += 1; $0.storedBytes += bytes } }
     func recordDuplicate() { counts.withLock { $0.duplicates += 1 } }
