@@ -130,3 +130,31 @@ struct NewFailureScanTests {
         #expect(scan.scan(paths: [traces], at: now, cache: FileCountCache(path: dir.file("c"))).failures == expected)
     }
 }
+
+extension NewFailureScanTests {
+    @Test func forgedCountsInTheCacheSaturateInsteadOfTrapping() throws {
+        let dir = TemporaryDirectory()
+        let traces = dir.file("traces")
+        try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
+        let old = try week(in: traces)
+        let scan = NewFailureScan(detection: rule, scope: .init())
+        let cache = FileCountCache(path: dir.file("c"))
+        _ = scan.scan(paths: [traces], at: now, cache: cache)
+        cache.save()
+        // Two baseline files claim more groups than the bound, each with the largest count there is.
+        var entries = try #require(FileCountCache.decode(try Data(contentsOf: URL(fileURLWithPath: dir.file("c")))))
+        for (index, path) in old.prefix(2).enumerated() {
+            var entry = try #require(entries[path])
+            var summary = try #require(entry.groups[scan.cacheSignature])
+            summary.groups = (0...NewFailureScan.maximumGroups).map {
+                .init(key: "Forged\(index).\($0)", isDecodeFailure: false, count: .max, last: summary.first)
+            }
+            entry.groups[scan.cacheSignature] = summary
+            entries[path] = entry
+        }
+        try FileCountCache.encode(entries).write(to: URL(fileURLWithPath: dir.file("c")))
+        let result = scan.scan(paths: [traces], at: now, cache: FileCountCache(path: dir.file("c")))
+        #expect(result.filesFromCache == 141)
+        #expect(result.warnings.contains { "\($0)".contains("\(Int64.max) events") })
+    }
+}

@@ -179,7 +179,8 @@ public final class FileCountCache: Sendable {
                     var summary = FileFailureGroups(appVersion: version, first: first, last: last)
                     summary.groups.reserveCapacity(n)
                     for _ in 0..<n {
-                        guard let key = string(), let flag = get(UInt8.self), let events = get(Int64.self), let last = get(Int64.self) else { return nil }
+                        guard let key = string(), let flag = get(UInt8.self), let events = get(Int64.self), events > 0,
+                              let last = get(Int64.self) else { return nil }
                         summary.groups.append(.init(key: key, isDecodeFailure: flag == 1, count: events, last: last))
                     }
                     entry.groups[signature] = summary

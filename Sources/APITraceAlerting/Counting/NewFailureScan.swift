@@ -29,7 +29,7 @@ struct NewFailureScan {
             baselineVersions.formUnion(other.baselineVersions)
             baselineLast = max(baselineLast, other.baselineLast)
             recentCount += other.recentCount
-            events += other.events
+            events = events.addingSaturated(other.events)
             for s in other.recentSessions where recentSessions.count < NewFailureScan.maximumSessions { recentSessions.insert(s) }
             recentVersions.formUnion(other.recentVersions)
             if other.firstRecent < firstRecent {
@@ -50,12 +50,12 @@ struct NewFailureScan {
 
         mutating func add(_ key: String, isDecodeFailure: Bool, events: Int64 = 1, _ change: (inout Group) -> Void) {
             if groups[key] == nil {
-                guard groups.count < NewFailureScan.maximumGroups else { leftOut += events; return }
+                guard groups.count < NewFailureScan.maximumGroups else { leftOut = leftOut.addingSaturated(events); return }
                 order.append(key)
                 groups[key] = Group(kind: isDecodeFailure ? "decode_failure" : "error")
             }
             change(&groups[key]!)
-            groups[key]!.events += events
+            groups[key]!.events = groups[key]!.events.addingSaturated(events)
         }
     }
 
@@ -103,11 +103,11 @@ struct NewFailureScan {
         for file in perFile {
             result.warnings += file.warnings
             if file.fromCache { result.filesFromCache += 1 }
-            groupsLeftOut += file.leftOut
+            groupsLeftOut = groupsLeftOut.addingSaturated(file.leftOut)
             for s in file.windowSessions where windowSessions.count < Self.maximumSessions * 10 { windowSessions.insert(s) }
             for key in file.order {
                 if groups[key] == nil {
-                    guard groups.count < Self.maximumGroups else { groupsLeftOut += file.groups[key]!.events; continue }
+                    guard groups.count < Self.maximumGroups else { groupsLeftOut = groupsLeftOut.addingSaturated(file.groups[key]!.events); continue }
                     groups[key] = file.groups[key]!
                 } else {
                     groups[key]!.merge(file.groups[key]!)
