@@ -157,4 +157,17 @@ extension NewFailureScanTests {
         #expect(result.filesFromCache == 141)
         #expect(result.warnings.contains { "\($0)".contains("\(Int64.max) events") })
     }
+
+    @Test func nonFiniteOrNegativeBucketCountsMakeTheCacheEmpty() throws {
+        var run = BucketRun()
+        run.add(bucket: 1, requests: 10, failures: 2)
+        let status = FileStatus(size: 1, modifiedNanoseconds: 2, inode: 3)
+        let valid = FileCountCache.encode(["f": .init(status: status, runs: ["s": run])])
+        #expect(FileCountCache.decode(valid)?["f"]?.runs["s"]?.requests == [10])
+        for bad in [Double.nan, .infinity, -1] {
+            var forged = run
+            forged.failures[0] = bad
+            #expect(FileCountCache.decode(FileCountCache.encode(["f": .init(status: status, runs: ["s": forged])])) == nil)
+        }
+    }
 }

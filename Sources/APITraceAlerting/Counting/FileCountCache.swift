@@ -167,8 +167,11 @@ public final class FileCountCache: Sendable {
                     run.first = first
                     run.requests.reserveCapacity(n); run.failures.reserveCapacity(n)
                     for _ in 0..<n {
-                        run.requests.append(Double(bitPattern: get(UInt64.self)!))
-                        run.failures.append(Double(bitPattern: get(UInt64.self)!))
+                        let requests = Double(bitPattern: get(UInt64.self)!), failures = Double(bitPattern: get(UInt64.self)!)
+                        // Counts are finite and not negative; anything else is a damaged or forged cache.
+                        guard requests.isFinite, failures.isFinite, requests >= 0, failures >= 0 else { return nil }
+                        run.requests.append(requests)
+                        run.failures.append(failures)
                     }
                     entry.runs[signature] = run
                 }
