@@ -31,7 +31,7 @@ package enum TraceFileDiscovery {
                 continue
             }
             var inFolder: [String] = []
-            guard walk(path.hasSuffix("/") ? String(path.dropLast()) : path, relative: "", into: &inFolder) else {
+            guard walk(path.hasSuffix("/") ? String(path.dropLast()) : path, into: &inFolder) else {
                 found.warnings.append(.init(path: path, kind: .unreadable("cannot list the folder"), eventsKept: 0))
                 continue
             }
@@ -40,27 +40,36 @@ package enum TraceFileDiscovery {
         return found
     }
 
-    /// Adds the trace files under `folder` (paths relative to the top folder, `relative` being this
-    /// one's) to `out`, descending into subfolders but not through links to folders; false when
-    /// `folder` cannot be listed. `readdir` rather than `FileManager`'s enumerator: it costs a tenth,
-    /// and a report of a warm cache over a week's files spends most of its time finding them.
-    private static func walk(_ folder: String, relative: String, into out: inout [String]) -> Bool {
-        guard let directory = opendir(folder) else { return false }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+    /// Adds the trace files under `folder` (paths relative to it) to `out`, descending into
+    /// subfolders but not through links to folders; false when `folder` itself cannot be listed.
+    /// `readdir` rather than `FileManager`'s enumerator: it costs a tenth, and a report of a warm
+    /// cache over a week's files spends most of its time finding them. Folders wait on a list, not
+    /// the call stack, so a hostile depth of nesting cannot overflow it.
+    private static func walk(_ folder: String, into out: inout [String]) -> Bool {
+        var pending = [(path: folder, relative: "")]
+        var first = true
+        while let (path, relative) = pending.popLast() {
+            guard let directory = opendir(path) else {
+                if first { return false }
+                continue
             }
-            guard name != ".", name != ".." else { continue }
-            var isFolder = Int32(entry.pointee.d_type) == Int32(DT_DIR)
-            if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
-                var info = stat()
-                isFolder = lstat(folder + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-            }
-            if isFolder {
-                _ = walk(folder + "/" + name, relative: relative + name + "/", into: &out)
-            } else if !name.hasPrefix("."), extensions.contains(where: { name.hasSuffix($0) }) {
-                out.append(relative + name)
+            first = false
+            defer { closedir(directory) }
+            while let entry = readdir(directory) {
+                let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+                }
+                guard name != ".", name != ".." else { continue }
+                var isFolder = Int32(entry.pointee.d_type) == Int32(DT_DIR)
+                if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
+                    var info = stat()
+                    isFolder = lstat(path + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+                }
+                if isFolder {
+                    pending.append((path + "/" + name, relative + name + "/"))
+                } else if !name.hasPrefix("."), extensions.contains(where: { name.hasSuffix($0) }) {
+                    out.append(relative + name)
+                }
             }
         }
         return true
