@@ -86,6 +86,9 @@ struct TraceEventRoundTripTests {
 
     @Test("malformed JSON throws instead of crashing", arguments: [
         "", "{", "{\"type\"", "{\"type\":\"log\",}", "[1]", "{\"a\":\"\\u12\"}", "{\"type\":\"log\"} x", "{\"a\":tru}",
+        // Words that start like `true` and `false` are not booleans.
+        #"{"type":"log","ts":"2026-11-22T10:00:00Z","level":"info","message":"x","a":txyz}"#,
+        #"{"type":"log","ts":"2026-11-22T10:00:00Z","level":"info","message":"x","a":fals3}"#,
     ])
     func malformed(line: String) {
         #expect(throws: (any Error).self) { try TraceLine.decode(line) }

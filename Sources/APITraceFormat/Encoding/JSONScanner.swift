@@ -247,10 +247,19 @@ package struct JSONScanner {
 
     /// Reads `true` or `false`.
     package mutating func readBool() throws(Error) -> Bool {
-        guard let c = peek() else { throw fail("expected true or false") }
-        if c == UInt8(ascii: "t"), position + 4 <= bytes.count { position += 4; return true }
-        if c == UInt8(ascii: "f"), position + 5 <= bytes.count { position += 5; return false }
+        guard peek() != nil else { throw fail("expected true or false") }
+        if matches("true") { position += 4; return true }
+        if matches("false") { position += 5; return false }
         throw fail("expected true or false")
+    }
+
+    /// Whether the unread bytes start with `literal`.
+    @inline(__always) private func matches(_ literal: StaticString) -> Bool {
+        let n = literal.utf8CodeUnitCount
+        guard position + n <= bytes.count else { return false }
+        let p = literal.utf8Start
+        for i in 0..<n where bytes[position + i] != p[i] { return false }
+        return true
     }
 
     /// Skips one value of any type, nested objects and arrays included.
