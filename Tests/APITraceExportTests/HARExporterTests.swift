@@ -48,6 +48,32 @@ struct HARExporterTests {
         }
     }
 
+    @Test("measured phases become HAR timings that add up to the entry's time; the protocol its HTTP version")
+    func phases() throws {
+        let root = try archive([
+            TraceEvent(timestamp: t, .request(.init(method: "GET", route: "/a", status: 200, durationMs: 120, timing: .init(
+                dnsMs: 5, connectMs: 40, tlsMs: 25, firstByteMs: 90, networkProtocol: "h2", reusedConnection: false)))),
+            TraceEvent(timestamp: t, .request(.init(method: "GET", route: "/b", status: 200, durationMs: 30, timing: .init(
+                firstByteMs: 20, networkProtocol: "http/1.1", reusedConnection: true)))),
+        ])
+        let entries = (root["log"] as! [String: Any])["entries"] as! [[String: Any]]
+        let byRoute = Dictionary(uniqueKeysWithValues: entries.map { ($0["_route"] as! String, $0) })
+        func timings(_ route: String) -> [String: Double] {
+            (byRoute[route]!["timings"] as! [String: Any]).mapValues { ($0 as! NSNumber).doubleValue }
+        }
+        // HAR 1.2: time is the sum of the timings that apply (not -1), `ssl` being part of `connect`.
+        for route in ["/a", "/b"] {
+            let sum = timings(route).filter { $0.key != "ssl" && $0.value >= 0 }.values.reduce(0, +)
+            #expect(abs(sum - (byRoute[route]!["time"] as! NSNumber).doubleValue) < 0.001, "\(route)")
+        }
+        #expect(timings("/a") == ["blocked": -1, "dns": 5, "connect": 40, "ssl": 25, "send": 0, "wait": 45, "receive": 30])
+        #expect(timings("/b") == ["blocked": -1, "dns": -1, "connect": -1, "ssl": -1, "send": 0, "wait": 20, "receive": 10])
+        #expect((byRoute["/a"]!["request"] as! [String: Any])["httpVersion"] as? String == "HTTP/2")
+        #expect((byRoute["/b"]!["response"] as! [String: Any])["httpVersion"] as? String == "HTTP/1.1")
+        #expect(byRoute["/a"]!["_reusedConnection"] as? Bool == false)
+        #expect(byRoute["/b"]!["_reusedConnection"] as? Bool == true)
+    }
+
     @Test("values come from the events: start is end minus duration, failures are status 0 with the error")
     func values() throws {
         let root = try archive([

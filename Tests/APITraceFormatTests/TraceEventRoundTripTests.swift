@@ -10,6 +10,11 @@ let everyEventType: [TraceEvent] = {
             method: "GET", route: "/apps/{id}", host: "api.example.com", status: 200, durationMs: 42.125,
             bytesIn: 1234, bytesOut: 0, error: nil, attempt: 1, sampleRate: 0.25))),
         TraceEvent(timestamp: t, .request(.init(method: "POST", route: "/news", durationMs: 3000, error: "URLError.timedOut", attempt: 3))),
+        TraceEvent(timestamp: t, .request(.init(
+            method: "GET", route: "/news", status: 200, durationMs: 88.5, timing: .init(
+                dnsMs: 4.25, connectMs: 31, tlsMs: 19.5, firstByteMs: 70.125, networkProtocol: "h2", reusedConnection: false)))),
+        TraceEvent(timestamp: t, .request(.init(
+            method: "GET", route: "/news", status: 200, durationMs: 12, timing: .init(firstByteMs: 9, reusedConnection: true)))),
         TraceEvent(timestamp: t, session: "s-1", .decodeFailure(.init(
             route: "/apps", entity: "App", kind: .keyNotFound, path: "data.apps[3].stability", key: "stability",
             message: "No value associated with key \"stability\"."))),

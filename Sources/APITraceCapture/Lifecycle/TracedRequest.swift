@@ -5,8 +5,8 @@ import APITraceFormat
 ///
 /// Start it with ``APITracer/startRequest(method:url:route:normalizer:attempt:bytesOut:traceParent:injectsTraceParent:)``
 /// just before sending, send ``traceParentHeader`` when it is set, then end it exactly once with
-/// ``finish(status:bytesIn:at:)`` when the response arrived (whatever its status) or
-/// ``fail(_:status:bytesIn:at:)`` when it did not:
+/// ``finish(status:bytesIn:timing:at:)`` when the response arrived (whatever its status) or
+/// ``fail(_:status:bytesIn:timing:at:)`` when it did not:
 ///
 /// ```swift
 /// let request = tracer.startRequest(method: "GET", url: url, route: "/apps/{id}")
@@ -60,12 +60,15 @@ public struct TracedRequest: Sendable {
         self.startedAt = startedAt
     }
 
-    /// Ends the request with the response's status (any status, 500 included) and body size.
-    public func finish(status: Int, bytesIn: Int64?, at end: ContinuousClock.Instant = .now) {
+    /// Ends the request with the response's status (any status, 500 included) and body size, and
+    /// the connection phases when the platform measured them.
+    public func finish(
+        status: Int, bytesIn: Int64?, timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant = .now
+    ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
         tracer.record(TraceEvent(traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
-            bytesIn: bytesIn, bytesOut: bytesOut, error: nil, attempt: attempt
+            bytesIn: bytesIn, bytesOut: bytesOut, error: nil, attempt: attempt, timing: timing
         ))))
         if tracer.logging.isEnabled(.debug) {
             tracer.log(.debug, "\(method) \(route) -> \(status) (\(durationMs.traceFormattedMilliseconds) ms)")
@@ -76,19 +79,24 @@ public struct TracedRequest: Sendable {
     /// on one it had (a body that failed to stream after the head, with its `status`).
     ///
     /// The error is written by its stable ``ErrorIdentity``, such as `URLError.timedOut` or `CancellationError`.
-    public func fail(_ error: any Error, status: Int? = nil, bytesIn: Int64? = nil, at end: ContinuousClock.Instant = .now) {
-        fail(identity: ErrorIdentity.of(error), description: String(describing: error), status: status, bytesIn: bytesIn, at: end)
+    public func fail(
+        _ error: any Error, status: Int? = nil, bytesIn: Int64? = nil, timing: TraceEvent.Request.Timing? = nil,
+        at end: ContinuousClock.Instant = .now
+    ) {
+        fail(
+            identity: ErrorIdentity.of(error), description: String(describing: error), status: status, bytesIn: bytesIn,
+            timing: timing, at: end)
     }
 
     /// Ends the request with an error already named by its identity; `description` goes to the log line only.
     public func fail(
         identity: String, description: String? = nil, status: Int? = nil, bytesIn: Int64? = nil,
-        at end: ContinuousClock.Instant = .now
+        timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant = .now
     ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
         tracer.record(TraceEvent(traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
-            bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt
+            bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt, timing: timing
         ))))
         if tracer.logging.isEnabled(.warning) {
             let detail = description.map { ": \($0)" } ?? ""

@@ -16,9 +16,15 @@ import FoundationNetworking
 ///
 /// Every task goes through ``TracedRequest``: the route is ``route(for:)`` (a template you map from
 /// the request) or the path with ids replaced, the duration runs on the monotonic clock from the
-/// call to the completion (Linux's `URLSession` delivers no `URLSessionTaskMetrics`), the status
-/// and body size come from the response. Errors reach the caller unchanged; a cancelled task is
-/// recorded as `URLError.cancelled`, a cancelled Swift task as `CancellationError`.
+/// call to the completion, the status and body size come from the response. Errors reach the
+/// caller unchanged; a cancelled task is recorded as `URLError.cancelled`, a cancelled Swift task
+/// as `CancellationError`.
+///
+/// On Apple platforms the event also carries the task's `URLSessionTaskMetrics`: DNS, connect and
+/// TLS times, time to the first response byte, the protocol and connection reuse
+/// (``TraceEvent/Request/Timing``). The wrapper becomes each task's own delegate for that callback
+/// only and passes the metrics on to your session delegate. Linux's `URLSession` delivers no
+/// metrics: there the event has the duration only.
 public final class TracedURLSession: Sendable {
     /// The session doing the work.
     public let session: URLSession
@@ -96,10 +102,13 @@ public final class TracedURLSession: Sendable {
         with request: URLRequest, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDataTask {
         let (request, traced) = start(request, bytesOut: Int64(request.httpBody?.count ?? 0))
-        return session.dataTask(with: request) { data, response, error in
-            Self.end(traced, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
+        let join = TaskTimingJoin()
+        let task = session.dataTask(with: request) { data, response, error in
+            Self.end(traced, join, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
             completionHandler(data, response, error)
         }
+        join.attach(to: task)
+        return task
     }
 
     /// Like `URLSession.dataTask(with:completionHandler:)` for a URL.
@@ -114,10 +123,13 @@ public final class TracedURLSession: Sendable {
         with request: URLRequest, from bodyData: Data?, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
         let (request, traced) = start(request, bytesOut: Int64(bodyData?.count ?? 0))
-        return session.uploadTask(with: request, from: bodyData) { data, response, error in
-            Self.end(traced, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
+        let join = TaskTimingJoin()
+        let task = session.uploadTask(with: request, from: bodyData) { data, response, error in
+            Self.end(traced, join, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
             completionHandler(data, response, error)
         }
+        join.attach(to: task)
+        return task
     }
 
     /// Like `URLSession.downloadTask(with:completionHandler:)`.
@@ -125,11 +137,14 @@ public final class TracedURLSession: Sendable {
         with request: URLRequest, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
         let (request, traced) = start(request, bytesOut: 0)
-        return session.downloadTask(with: request) { location, response, error in
+        let join = TaskTimingJoin()
+        let task = session.downloadTask(with: request) { location, response, error in
             let size = location.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? NSNumber)?.int64Value }
-            Self.end(traced, response: response, bytesIn: size, error: error)
+            Self.end(traced, join, response: response, bytesIn: size, error: error)
             completionHandler(location, response, error)
         }
+        join.attach(to: task)
+        return task
     }
 
     // MARK: - Lifecycle
@@ -146,13 +161,20 @@ public final class TracedURLSession: Sendable {
         return (request, traced)
     }
 
-    private static func end(_ traced: TracedRequest, response: URLResponse?, bytesIn: Int64?, error: (any Error)?) {
-        if let error {
-            traced.fail(error, status: (response as? HTTPURLResponse)?.statusCode)
-        } else if let http = response as? HTTPURLResponse {
-            traced.finish(status: http.statusCode, bytesIn: bytesIn)
-        } else {
-            traced.fail(URLError(.badServerResponse))
+    /// Records the task's end as of now, once `join` has its metrics (at once where none come).
+    private static func end(
+        _ traced: TracedRequest, _ join: TaskTimingJoin, response: URLResponse?, bytesIn: Int64?, error: (any Error)?
+    ) {
+        let now = ContinuousClock.now
+        let status = (response as? HTTPURLResponse)?.statusCode
+        join.complete { timing in
+            if let error {
+                traced.fail(error, status: status, timing: timing, at: now)
+            } else if let status {
+                traced.finish(status: status, bytesIn: bytesIn, timing: timing, at: now)
+            } else {
+                traced.fail(URLError(.badServerResponse), timing: timing, at: now)
+            }
         }
     }
 
@@ -163,12 +185,13 @@ public final class TracedURLSession: Sendable {
     ) async throws -> (Value, URLResponse) {
         let (request, traced) = start(request, bytesOut: bytesOut ?? Int64(request.httpBody?.count ?? 0))
         let box = CancellableTask()
+        let join = TaskTimingJoin()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Value, URLResponse), any Error>) in
                 let task = makeTask(request) { value, response, error in
                     // A task cancelled because its Swift task was is a `CancellationError` to the caller.
                     let error = error.map { box.isCancelled && ($0 as? URLError)?.code == .cancelled ? CancellationError() : $0 }
-                    Self.end(traced, response: response, bytesIn: value?.1, error: error ?? (value == nil ? URLError(.badServerResponse) : nil))
+                    Self.end(traced, join, response: response, bytesIn: value?.1, error: error ?? (value == nil ? URLError(.badServerResponse) : nil))
                     if let error {
                         continuation.resume(throwing: error)
                     } else if let value, let response {
@@ -177,6 +200,7 @@ public final class TracedURLSession: Sendable {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
+                join.attach(to: task)
                 box.set(task)
                 task.resume()
             }

@@ -4,8 +4,10 @@ import Foundation
 /// Turns `request` events into an HTTP Archive (HAR 1.2) that browser devtools and HTTP tools open.
 ///
 /// Traces hold routes, not URLs, and never headers or bodies, so entries carry what is known:
-/// `https://{host}{route}` as the URL (route placeholders percent-encoded), the status, timings,
-/// body sizes, and apitrace's own fields (`_route`, `_error`, `_attempt`, `_traceId`, `_session`).
+/// `https://{host}{route}` as the URL (route placeholders percent-encoded), the status, timings
+/// (DNS, connect, TLS, waiting and receiving where the event has ``TraceEvent/Request/Timing``,
+/// otherwise all of it as waiting), the HTTP version from the protocol, body sizes, and apitrace's
+/// own fields (`_route`, `_error`, `_attempt`, `_traceId`, `_session`, `_reusedConnection`).
 /// A transport failure becomes status 0 with the error identity as its status text, as browsers do.
 ///
 /// ```swift
@@ -38,7 +40,7 @@ public struct HARExporter {
             "request": [
                 "method": request.method,
                 "url": Self.url(host: request.host, route: request.route),
-                "httpVersion": "HTTP/1.1",
+                "httpVersion": Self.httpVersion(request.timing?.networkProtocol),
                 "cookies": [Any](),
                 "headers": [Any](),
                 "queryString": [Any](),
@@ -48,7 +50,7 @@ public struct HARExporter {
             "response": [
                 "status": request.status ?? 0,
                 "statusText": failed ? (request.error ?? "transport error") : Self.reasonPhrase(request.status!),
-                "httpVersion": "HTTP/1.1",
+                "httpVersion": Self.httpVersion(request.timing?.networkProtocol),
                 "cookies": [Any](),
                 "headers": [Any](),
                 "content": ["size": request.bytesIn.map(Int.init) ?? 0, "mimeType": ""] as [String: Any],
@@ -57,15 +59,37 @@ public struct HARExporter {
                 "bodySize": request.bytesIn.map(Int.init) ?? -1,
             ] as [String: Any],
             "cache": [String: Any](),
-            // Traces hold the total only: it is all counted as waiting for the server.
-            "timings": ["send": 0, "wait": request.durationMs, "receive": 0],
+            "timings": Self.timings(request),
             "_route": request.route,
             "_attempt": request.attempt,
         ]
         if let error = request.error { entry["_error"] = error }
+        if let reused = request.timing?.reusedConnection { entry["_reusedConnection"] = reused }
         if let traceID = event.traceID { entry["_traceId"] = traceID }
         if let session = event.session { entry["_session"] = session }
         entries.append(entry)
+    }
+
+    /// HAR timings that add up to the duration: DNS and connect (TLS within it, as HAR counts
+    /// `ssl`) where measured, receiving from the first response byte to the end, waiting the rest.
+    /// Without timings, the whole duration is waiting for the server.
+    static func timings(_ request: TraceEvent.Request) -> [String: Double] {
+        let total = request.durationMs
+        guard let t = request.timing else { return ["send": 0, "wait": total, "receive": 0] }
+        let dns = t.dnsMs ?? -1, connect = t.connectMs ?? -1
+        let receive = t.firstByteMs.map { max(0, total - $0) } ?? 0
+        let wait = max(0, total - max(dns, 0) - max(connect, 0) - receive)
+        return ["blocked": -1, "dns": dns, "connect": connect, "ssl": t.tlsMs ?? -1, "send": 0, "wait": wait, "receive": receive]
+    }
+
+    /// HAR's `httpVersion` for an ALPN protocol id; HTTP/1.1 when it is not known.
+    static func httpVersion(_ alpn: String?) -> String {
+        switch alpn {
+        case "h2": "HTTP/2"
+        case "h3": "HTTP/3"
+        case "http/1.0": "HTTP/1.0"
+        default: "HTTP/1.1"
+        }
     }
 
     /// The archive as JSON, entries sorted by start time.

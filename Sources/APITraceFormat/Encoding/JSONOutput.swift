@@ -81,6 +81,13 @@ package struct JSONOutput {
         if let value { field(name, value) }
     }
 
+    /// Writes `true` or `false` unless the value is `nil`.
+    package mutating func field(_ name: StaticString, _ value: Bool?) {
+        guard let value else { return }
+        key(name)
+        bytes.append(contentsOf: value ? [0x74, 0x72, 0x75, 0x65] : [0x66, 0x61, 0x6C, 0x73, 0x65])
+    }
+
     /// Writes a timestamp field as RFC 3339 text.
     package mutating func field(_ name: StaticString, _ value: TraceTimestamp) {
         key(name)

@@ -21,6 +21,17 @@ extension TraceEvent {
             out.field("error", r.error)
             out.field("attempt", r.attempt)
             out.field("sample_rate", r.sampleRate)
+            if let t = r.timing {
+                // A phase readers would refuse (negative, beyond 100 days, not finite) is left out
+                // rather than costing the whole line.
+                func phase(_ ms: Double?) -> Double? { ms.flatMap { TraceRecord.Limits.milliseconds.contains($0) ? $0 : nil } }
+                out.field("dns_ms", phase(t.dnsMs))
+                out.field("connect_ms", phase(t.connectMs))
+                out.field("tls_ms", phase(t.tlsMs))
+                out.field("ttfb_ms", phase(t.firstByteMs))
+                out.field("protocol", t.networkProtocol)
+                out.field("reused", t.reusedConnection)
+            }
         case .decodeFailure(let d):
             out.field("route", d.route)
             out.field("entity", d.entity)

@@ -52,6 +52,9 @@ private struct Fields {
     // request
     var method: String?
     var bytesIn, bytesOut: Int64?
+    var dnsMs, connectMs, tlsMs, ttfbMs: Double?
+    var networkProtocol: String?
+    var reused: Bool?
     // decode failure
     var entity, kind, path, key: String?
     // error
@@ -98,6 +101,9 @@ private struct Fields {
             else if k.equals("events") { events = try int(L.count) }
             else if k.equals("source") { source = try str() }
             else if k.equals("format") { format = try str() }
+            else if k.equals("dns_ms") { dnsMs = try dbl(L.milliseconds) }
+            else if k.equals("tls_ms") { tlsMs = try dbl(L.milliseconds) }
+            else if k.equals("reused") { reused = try Fields.bool(k, &s) }
             else { try s.skipValue() }
         case 7:
             if k.equals("message") { message = try str() }
@@ -105,6 +111,7 @@ private struct Fields {
             else if k.equals("session") { session = try str() }
             else if k.equals("version") { version = try int() }
             else if k.equals("started") { started = try time() }
+            else if k.equals("ttfb_ms") { ttfbMs = try dbl(L.milliseconds) }
             else { try s.skipValue() }
         case 8:
             if k.equals("bytes_in") { bytesIn = Int64(try int(L.bytes)) }
@@ -113,6 +120,7 @@ private struct Fields {
             else if k.equals("delay_ms") { delayMs = try dbl(L.milliseconds) }
             else if k.equals("producer") { producer = try str() }
             else if k.equals("metadata") { metadata = try Fields.stringMap(k, &s) }
+            else if k.equals("protocol") { networkProtocol = try str() }
             else { try s.skipValue() }
         case 9:
             if k.equals("bytes_out") { bytesOut = Int64(try int(L.bytes)) }
@@ -121,6 +129,7 @@ private struct Fields {
         case 10:
             if k.equals("suppressed") { suppressed = try int(L.count) }
             else if k.equals("underlying") { underlying = try Fields.typed(k, "an array of strings") { try s.readStringArray() } }
+            else if k.equals("connect_ms") { connectMs = try dbl(L.milliseconds) }
             else { try s.skipValue() }
         case 11:
             if k.equals("duration_ms") { durationMs = try dbl(L.milliseconds) }
@@ -172,6 +181,10 @@ private struct Fields {
         return t
     }
 
+    private static func bool(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> Bool {
+        try typed(k, "true or false") { try s.readBool() }
+    }
+
     private static func stringMap(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner) throws -> [String: String] {
         try typed(k, "an object") { try s.readStringMap() }
     }
@@ -197,7 +210,10 @@ private struct Fields {
             payload = .request(.init(
                 method: try required(method, "method"), route: try required(route, "route"), host: host,
                 status: status, durationMs: try required(durationMs, "duration_ms"), bytesIn: bytesIn,
-                bytesOut: bytesOut, error: error, attempt: attempt ?? 1, sampleRate: sampleRate))
+                bytesOut: bytesOut, error: error, attempt: attempt ?? 1, sampleRate: sampleRate,
+                timing: TraceEvent.Request.Timing(
+                    dnsMs: dnsMs, connectMs: connectMs, tlsMs: tlsMs, firstByteMs: ttfbMs,
+                    networkProtocol: networkProtocol, reusedConnection: reused)))
         case "decode_failure":
             payload = .decodeFailure(.init(
                 route: route, entity: try required(entity, "entity"),

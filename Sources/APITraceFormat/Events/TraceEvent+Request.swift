@@ -22,12 +22,14 @@ extension TraceEvent {
         /// Share of successful requests kept by sampling, when sampling is on (`sample_rate`).
         /// A reader scales counts of successful requests by `1 / sampleRate`.
         public var sampleRate: Double?
+        /// Connection phases, protocol and reuse, where the platform measured them (``Timing``).
+        public var timing: Timing?
 
         /// Creates a request record.
         public init(
             method: String, route: String, host: String? = nil, status: Int? = nil, durationMs: Double,
             bytesIn: Int64? = nil, bytesOut: Int64? = nil, error: String? = nil, attempt: Int = 1,
-            sampleRate: Double? = nil
+            sampleRate: Double? = nil, timing: Timing? = nil
         ) {
             self.method = method
             self.route = route
@@ -39,6 +41,7 @@ extension TraceEvent {
             self.error = error
             self.attempt = attempt
             self.sampleRate = sampleRate
+            self.timing = timing.flatMap { $0.isEmpty ? nil : $0 }
         }
     }
 }

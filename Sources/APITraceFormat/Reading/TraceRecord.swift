@@ -63,7 +63,7 @@ extension TraceRecord {
     /// The ranges a number from a file must lie in; a line outside them is skipped with a warning
     /// naming the field, so one hostile line can neither trap a reader nor outweigh a folder.
     package enum Limits {
-        /// `duration_ms`, `delay_ms`: up to 100 days.
+        /// `duration_ms`, `delay_ms` and the request phases (`dns_ms`, `connect_ms`, `tls_ms`, `ttfb_ms`): up to 100 days.
         package static let milliseconds: ClosedRange<Double> = 0...8_640_000_000
         /// `status`.
         package static let status: ClosedRange<Int64> = 100...999

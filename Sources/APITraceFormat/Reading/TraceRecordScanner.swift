@@ -119,22 +119,28 @@ package struct TraceRecordScanner {
             else if k.equals("entity") { record.entity = try Self.str(&s, k) }
             else if k.equals("reason") { record.reason = try Self.str(&s, k) }
             else if k.equals("events") { record.events = try Self.int(&s, k, TraceRecord.Limits.count) }
+            else if k.equals("dns_ms") || k.equals("tls_ms") { _ = try Self.dbl(&s, k, TraceRecord.Limits.milliseconds) }
+            else if k.equals("reused") { try Self.bool(&s, k) }
             else { try s.skipValue() }
         case 7:
             if k.equals("message") { record.message = try Self.str(&s, k) }
             else if k.equals("session") { record.session = try Self.str(&s, k) }
             else if k.equals("attempt") { record.attempt = try Self.int(&s, k, TraceRecord.Limits.attempt) }
+            else if k.equals("ttfb_ms") { _ = try Self.dbl(&s, k, TraceRecord.Limits.milliseconds) }
             else { try s.skipValue() }
         case 8:
             if k.equals("bytes_in") { record.bytesIn = try Self.int(&s, k, TraceRecord.Limits.bytes) }
             else if k.equals("identity") { record.identity = try Self.str(&s, k) }
             else if k.equals("delay_ms") { record.delayMs = try Self.dbl(&s, k, TraceRecord.Limits.milliseconds) }
             else if k.equals("trace_id") { record.traceID = try Self.str(&s, k) }
+            else if k.equals("protocol") { _ = try Self.str(&s, k) }
             else { try s.skipValue() }
         case 9:
             if k.equals("bytes_out") { record.bytesOut = try Self.int(&s, k, TraceRecord.Limits.bytes) } else { try s.skipValue() }
         case 10:
-            if k.equals("suppressed") { record.suppressed = try Self.int(&s, k, TraceRecord.Limits.count) } else { try s.skipValue() }
+            if k.equals("suppressed") { record.suppressed = try Self.int(&s, k, TraceRecord.Limits.count) }
+            else if k.equals("connect_ms") { _ = try Self.dbl(&s, k, TraceRecord.Limits.milliseconds) }
+            else { try s.skipValue() }
         case 11:
             if k.equals("duration_ms") { record.durationMs = try Self.dbl(&s, k, TraceRecord.Limits.milliseconds) }
             else if k.equals("sample_rate") { record.sampleRate = try Self.dbl(&s, k, -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) }
@@ -164,6 +170,14 @@ package struct TraceRecordScanner {
             throw Invalid(reason: "field \"\(String(decoding: k, as: UTF8.self))\" is out of range (\(v), expected \(range.lowerBound) to \(range.upperBound))")
         }
         return v
+    }
+
+    /// Checks a boolean field (the connection-reuse flag, which no reader counts yet).
+    @inline(__always)
+    private static func bool(_ s: inout JSONScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) {
+        do { _ = try s.readBool() } catch {
+            throw Invalid(reason: "field \"\(String(decoding: k, as: UTF8.self))\" is not true or false (\(error.reason))")
+        }
     }
 
     @inline(__always)
