@@ -22,7 +22,7 @@ import FoundationNetworking
 ///
 /// On Apple platforms the event also carries the task's `URLSessionTaskMetrics`: DNS, connect and
 /// TLS times, time to the first response byte, the protocol and connection reuse
-/// (``TraceEvent/Request/Timing``). The wrapper becomes each task's own delegate for that callback
+/// (`TraceEvent.Request.Timing`). The wrapper becomes each task's own delegate for that callback
 /// only and passes the metrics on to your session delegate. Linux's `URLSession` delivers no
 /// metrics: there the event has the duration only.
 public final class TracedURLSession: Sendable {

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Traces hold routes, not URLs, and never headers or bodies, so entries carry what is known:
 /// `https://{host}{route}` as the URL (route placeholders percent-encoded), the status, timings
-/// (DNS, connect, TLS, waiting and receiving where the event has ``TraceEvent/Request/Timing``,
+/// (DNS, connect, TLS, waiting and receiving where the event has `TraceEvent.Request.Timing`,
 /// otherwise all of it as waiting), the HTTP version from the protocol, body sizes, and apitrace's
 /// own fields (`_route`, `_error`, `_attempt`, `_traceId`, `_session`, `_reusedConnection`).
 /// A transport failure becomes status 0 with the error identity as its status text, as browsers do.
