@@ -53,10 +53,13 @@ struct CaptureCases: Sendable {
         results.append(await measureAsync("traced request, route template") { _ = try? await traced.perform(templated) })
         results.append(await measureAsync("traced request, route normalized from URL") { _ = try? await traced.perform(untemplated) })
         results.append(await measureAsync("traced request, template + traceparent") { _ = try? await withParent.perform(templated) })
-        // What TracedURLSession adds around a task: the lifecycle from a URLRequest's URL, no I/O.
+        // What TracedURLSession adds around a task: the lifecycle from a URLRequest's URL and, where
+        // the platform delivers metrics, the join with them (Linux delivers none: no join), no I/O.
         let lifecycleURL = url
-        results.append(measure("URLSession wrapper lifecycle (start + finish)") {
-            tracer.startRequest(method: "GET", url: lifecycleURL).finish(status: 200, bytesIn: 512)
+        results.append(measure("URLSession wrapper lifecycle (start + metrics join + finish)") {
+            let request = tracer.startRequest(method: "GET", url: lifecycleURL)
+            let write: @Sendable (TraceEvent.Request.Timing?) -> Void = { request.finish(status: 200, bytesIn: 512, timing: $0) }
+            if let join = TaskTimingJoin.forTask() { join.complete(write) } else { write(nil) }
         })
         // What AsyncHTTPClient does per request with a tracer configured: one client span with its attributes.
         let spanTracer = RequestSpanTracer(recorder: tracer)

@@ -13,7 +13,7 @@ import FoundationNetworking
 /// have not come `grace` after the completion (someone replaced the task's delegate), the event is
 /// written without them: never lost, never held. Linux's `URLSession` delivers no metrics, so there
 /// the event is written at the completion.
-final class TaskTimingJoin: NSObject, URLSessionTaskDelegate, Sendable {
+package final class TaskTimingJoin: NSObject, URLSessionTaskDelegate, Sendable {
     private enum State {
         case waiting
         case measured(TraceEvent.Request.Timing?)
@@ -27,9 +27,15 @@ final class TaskTimingJoin: NSObject, URLSessionTaskDelegate, Sendable {
     /// How long a completion waits for late metrics.
     let grace: Duration
 
-    init(waitsForMetrics: Bool = TaskTimingJoin.platformDeliversMetrics, grace: Duration = .seconds(1)) {
+    package init(waitsForMetrics: Bool = TaskTimingJoin.platformDeliversMetrics, grace: Duration = .seconds(1)) {
         self.waitsForMetrics = waitsForMetrics
         self.grace = grace
+    }
+
+    /// A join for one task where `URLSession` delivers metrics; `nil` where it does not (Linux),
+    /// so that a task costs no join there.
+    package static func forTask() -> TaskTimingJoin? {
+        platformDeliversMetrics ? TaskTimingJoin() : nil
     }
 
     /// True where `URLSession` delivers `URLSessionTaskMetrics`.
@@ -49,7 +55,7 @@ final class TaskTimingJoin: NSObject, URLSessionTaskDelegate, Sendable {
 
     /// The task completed: `write` runs now with the metrics when they came first (or none are to
     /// be expected), otherwise when they come, or after `grace` without them.
-    func complete(_ write: @escaping @Sendable (TraceEvent.Request.Timing?) -> Void) {
+    package func complete(_ write: @escaping @Sendable (TraceEvent.Request.Timing?) -> Void) {
         guard waitsForMetrics else { return write(nil) }
         let measured: TraceEvent.Request.Timing?? = state.withLock { state in
             switch state {
@@ -94,7 +100,7 @@ final class TaskTimingJoin: NSObject, URLSessionTaskDelegate, Sendable {
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+    package func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
         measured(TraceEvent.Request.Timing(metrics))
         #if canImport(Darwin)
         (session.delegate as? URLSessionTaskDelegate)?.urlSession?(session, task: task, didFinishCollecting: metrics)

@@ -102,12 +102,12 @@ public final class TracedURLSession: Sendable {
         with request: URLRequest, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDataTask {
         let (request, traced) = start(request, bytesOut: Int64(request.httpBody?.count ?? 0))
-        let join = TaskTimingJoin()
+        let join = TaskTimingJoin.forTask()
         let task = session.dataTask(with: request) { data, response, error in
             Self.end(traced, join, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
             completionHandler(data, response, error)
         }
-        join.attach(to: task)
+        join?.attach(to: task)
         return task
     }
 
@@ -123,12 +123,12 @@ public final class TracedURLSession: Sendable {
         with request: URLRequest, from bodyData: Data?, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
         let (request, traced) = start(request, bytesOut: Int64(bodyData?.count ?? 0))
-        let join = TaskTimingJoin()
+        let join = TaskTimingJoin.forTask()
         let task = session.uploadTask(with: request, from: bodyData) { data, response, error in
             Self.end(traced, join, response: response, bytesIn: data.map { Int64($0.count) }, error: error)
             completionHandler(data, response, error)
         }
-        join.attach(to: task)
+        join?.attach(to: task)
         return task
     }
 
@@ -137,13 +137,13 @@ public final class TracedURLSession: Sendable {
         with request: URLRequest, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
         let (request, traced) = start(request, bytesOut: 0)
-        let join = TaskTimingJoin()
+        let join = TaskTimingJoin.forTask()
         let task = session.downloadTask(with: request) { location, response, error in
             let size = location.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? NSNumber)?.int64Value }
             Self.end(traced, join, response: response, bytesIn: size, error: error)
             completionHandler(location, response, error)
         }
-        join.attach(to: task)
+        join?.attach(to: task)
         return task
     }
 
@@ -161,13 +161,13 @@ public final class TracedURLSession: Sendable {
         return (request, traced)
     }
 
-    /// Records the task's end as of now, once `join` has its metrics (at once where none come).
+    /// Records the task's end as of now, once `join` has the task's metrics (at once without a join).
     private static func end(
-        _ traced: TracedRequest, _ join: TaskTimingJoin, response: URLResponse?, bytesIn: Int64?, error: (any Error)?
+        _ traced: TracedRequest, _ join: TaskTimingJoin?, response: URLResponse?, bytesIn: Int64?, error: (any Error)?
     ) {
         let now = ContinuousClock.now
         let status = (response as? HTTPURLResponse)?.statusCode
-        join.complete { timing in
+        let write: @Sendable (TraceEvent.Request.Timing?) -> Void = { timing in
             if let error {
                 traced.fail(error, status: status, timing: timing, at: now)
             } else if let status {
@@ -176,6 +176,7 @@ public final class TracedURLSession: Sendable {
                 traced.fail(URLError(.badServerResponse), timing: timing, at: now)
             }
         }
+        if let join { join.complete(write) } else { write(nil) }
     }
 
     /// Runs a completion-handler task as an async call, cancelling the task when the Swift task is.
@@ -185,7 +186,7 @@ public final class TracedURLSession: Sendable {
     ) async throws -> (Value, URLResponse) {
         let (request, traced) = start(request, bytesOut: bytesOut ?? Int64(request.httpBody?.count ?? 0))
         let box = CancellableTask()
-        let join = TaskTimingJoin()
+        let join = TaskTimingJoin.forTask()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Value, URLResponse), any Error>) in
                 let task = makeTask(request) { value, response, error in
@@ -200,7 +201,7 @@ public final class TracedURLSession: Sendable {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
-                join.attach(to: task)
+                join?.attach(to: task)
                 box.set(task)
                 task.resume()
             }
