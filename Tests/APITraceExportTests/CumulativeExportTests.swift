@@ -98,6 +98,30 @@ struct CumulativeExportTests {
         #expect(prometheusIncrease(requestTotal(second), requestTotal(fourth)) == 5)
     }
 
+    @Test("a file renamed in over a counted one, same size or smaller, has all its events counted")
+    func replacedFileIsCountedAfresh() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state.json"
+        let a = try writeTrace("a.jsonl", count: 40, version: "2.0.0")
+        #expect(requestTotal(samples(try export(state: state, files: [a]).text)) == 40)
+
+        // Another file of the same size takes a's name (a collector re-receiving it, a restore):
+        // the same requests under another app version, so the bytes differ but not their count.
+        let other = try writeTrace("other.jsonl", count: 40, version: "2.0.1")
+        #expect(try FileManager.default.attributesOfItem(atPath: other)[.size] as? Int
+            == FileManager.default.attributesOfItem(atPath: a)[.size] as? Int)
+        #expect(rename(other, a) == 0)
+        let second = samples(try export(state: state, files: [a]).text)
+        // Independent count: 40 before, 40 more now, 4 of them 503s from 2.0.1.
+        #expect(requestTotal(second) == 80)
+        #expect(second.filter { $0.key.contains("app_version=\"2.0.1\"") && $0.key.hasPrefix("apitrace_http_client_requests_total{") && $0.key.contains("\"503\"") }.values.reduce(0, +) == 4)
+
+        // A shorter one renamed in is counted from its first event too, not from the old mark.
+        let short = try writeTrace("short.jsonl", count: 10, version: "2.0.2")
+        #expect(rename(short, a) == 0)
+        #expect(requestTotal(samples(try export(state: state, files: [a]).text)) == 90)
+    }
+
     @Test("a state made for another selection, or that is not a state, is refused with the path and what to do")
     func badState() throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -34,6 +34,9 @@ public struct CumulativeExport: Sendable, Codable {
     /// Size in bytes of each file when its events were counted: a file of the same size holds
     /// nothing new (files only grow), so a periodic run reads only new and growing files.
     private var sizes: [String: UInt64]
+    /// Inode of each file when its events were counted: another file renamed in under the same
+    /// name (same size or not) starts from its first event. Absent in states from before it was kept.
+    private var inodes: [String: UInt64]?
 
     /// Creates an empty state for exports of `selection` (a description of the filters).
     public init(selection: String) {
@@ -42,6 +45,7 @@ public struct CumulativeExport: Sendable, Codable {
         self.version = Self.version
         self.counted = [:]
         self.sizes = [:]
+        self.inodes = [:]
     }
 
     /// The number of events of `file` already counted (0 for a file not seen before).
@@ -63,8 +67,15 @@ public struct CumulativeExport: Sendable, Codable {
     public mutating func add(
         file: String, keepFile: (TraceFileHeader) -> Bool = { _ in true }, keepEvent: (TraceEvent) -> Bool = { _ in true }
     ) -> TraceFileReader.Result? {
-        let size = FileStatus(path: file).map { UInt64(max(0, $0.size)) }
-        if let size, size == sizes[Self.key(file)] { return nil }
+        let key = Self.key(file)
+        let status = FileStatus(path: file)
+        if let status, let known = inodes?[key], known != status.inode {
+            // Another file under this name: none of its events were counted.
+            counted[key] = nil
+            sizes[key] = nil
+        }
+        let size = status.map { UInt64(max(0, $0.size)) }
+        if let size, size == sizes[key] { return nil }
         var keep = true
         var appVersion: String?
         let skip = countedEvents(in: file)
@@ -82,7 +93,10 @@ public struct CumulativeExport: Sendable, Codable {
             }
         }
         setCountedEvents(index, in: file)
-        if result.isUsable { sizes[Self.key(file)] = size }
+        if result.isUsable {
+            sizes[key] = size
+            if let status { inodes = (inodes ?? [:]).merging([key: status.inode]) { $1 } }
+        }
         return result
     }
 
@@ -91,6 +105,7 @@ public struct CumulativeExport: Sendable, Codable {
         let present = Set(present.map(Self.key))
         counted = counted.filter { present.contains($0.key) }
         sizes = sizes.filter { present.contains($0.key) }
+        inodes = inodes?.filter { present.contains($0.key) }
     }
 
     /// Reads the state at `path`, or starts a new one when there is no file there.

@@ -22,7 +22,6 @@ package struct FileStatus: Sendable, Equatable {
     /// Modification time, seconds since 1970.
     package var modifiedSeconds: Double { Double(modifiedNanoseconds) / 1e9 }
 
-    /// The status of `path`, or nil when it cannot be read.
     /// A status as recorded earlier (a cache entry's key).
     package init(size: Int64, modifiedNanoseconds: Int64, inode: UInt64) {
         self.size = size
@@ -30,6 +29,7 @@ package struct FileStatus: Sendable, Equatable {
         self.inode = inode
     }
 
+    /// The status of `path`, or nil when it cannot be read.
     package init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
