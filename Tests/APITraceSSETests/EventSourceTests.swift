@@ -1,6 +1,7 @@
 import APITraceCapture
 import APITraceFormat
 import APITraceSSE
+import APITraceTestSupport
 import Foundation
 import Synchronization
 import Testing

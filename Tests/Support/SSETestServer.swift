@@ -19,15 +19,15 @@ import Synchronization
 /// - `POST /echo`: one event with the body, the method and the `X-Custom` header, then 204 on reconnect.
 /// - `GET /status/{code}`: that status; `GET /flaky?failures=N`: 500 N times, then `/numbers` behaviour.
 /// - `GET /wrong-type`: 200 `text/plain`.
-struct SSETestServer {
+public struct SSETestServer {
     /// One request as the server saw it.
-    struct Seen: Sendable {
-        var path: String
-        var lastEventID: String?
-        var at: ContinuousClock.Instant
+    public struct Seen: Sendable {
+        public var path: String
+        public var lastEventID: String?
+        public var at: ContinuousClock.Instant
     }
 
-    final class Log: Sendable {
+    public final class Log: Sendable {
         private let seen = Mutex<[Seen]>([])
         private let endedStreams = Mutex(0)
         private let counters = Mutex<[String: Int]>([:])
@@ -36,16 +36,16 @@ struct SSETestServer {
             let id = request.headers[HTTPField.Name("Last-Event-ID")!]
             seen.withLock { $0.append(Seen(path: request.uri.path, lastEventID: id, at: .now)) }
         }
-        var requests: [Seen] { seen.withLock { $0 } }
+        public var requests: [Seen] { seen.withLock { $0 } }
         func streamEnded() { endedStreams.withLock { $0 += 1 } }
-        var streamsEnded: Int { endedStreams.withLock { $0 } }
+        public var streamsEnded: Int { endedStreams.withLock { $0 } }
         func next(_ key: String) -> Int { counters.withLock { $0[key, default: 0] += 1; return $0[key]! } }
     }
 
     struct Drop: Error {}
 
     /// Runs `body` with the base URL of a fresh server, then stops the server.
-    static func with<T: Sendable>(_ body: @Sendable (URL, Log) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(_ body: @Sendable (URL, Log) async throws -> T) async throws -> T {
         let log = Log()
         let router = Router()
         addRoutes(to: router, log: log)

@@ -23,7 +23,7 @@ import Testing
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: dir.file("traces/20261122T090000Z-test-0001.jsonl")))
         let export = try await apitrace(["export", "--format", "prometheus", "--state", dir.file("export-state.json"), dir.file("traces")])
         try #require(export.status == 0, "\(export.stderr)")
-        let rules = try await apitrace(["rules", "--format", "prometheus", "--rules", PrometheusRuleTranslationTests.samples, "--output", dir.file("rules.yaml")])
+        let rules = try await apitrace(["rules", "--format", "prometheus", "--rules", AlertRuleFixtures.samplesPath, "--output", dir.file("rules.yaml")])
         try #require(rules.status == 0, "\(rules.stderr)")
 
         let metrics = export.stdout

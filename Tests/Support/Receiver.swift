@@ -1,4 +1,3 @@
-import APITraceTestSupport
 import Foundation
 import Hummingbird
 import HTTPTypes
@@ -7,39 +6,46 @@ import NIOCore
 
 /// A real HTTP server on 127.0.0.1 (ephemeral port) standing in for PagerDuty, Slack and webhook
 /// endpoints: it records every POST and answers from a script (default: each service's success).
-final class Receiver: @unchecked Sendable {
-    struct Received: Sendable {
-        var path: String
-        var contentType: String?
-        var body: Data
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+public final class Receiver: @unchecked Sendable {
+    public struct Received: Sendable {
+        public var path: String
+        public var contentType: String?
+        public var body: Data
+        public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
     }
 
-    struct Reply: Sendable {
-        var status: Int
-        var headers: [String: String] = [:]
-        var body: String
+    public struct Reply: Sendable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: String
         /// Wait this long before answering (a receiver that hangs).
-        var delay: Duration = .zero
+        public var delay: Duration
+
+        public init(status: Int, headers: [String: String] = [:], body: String, delay: Duration = .zero) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+        }
     }
 
     private let lock = NSLock()
     private var received: [Received] = []
     private var script: [String: [Reply]] = [:]
     private var sizeLimits: [String: (bytes: Int, reply: Reply)] = [:]
-    private(set) var port = 0
+    public private(set) var port = 0
 
     /// Requests received so far, in order.
-    var requests: [Received] { lock.withLock { received } }
-    func requests(to path: String) -> [Received] { requests.filter { $0.path == path } }
+    public var requests: [Received] { lock.withLock { received } }
+    public func requests(to path: String) -> [Received] { requests.filter { $0.path == path } }
 
     /// Answers the next requests to `path` with these replies, then the default.
-    func script(_ path: String, _ replies: [Reply]) { lock.withLock { script[path, default: []] += replies } }
+    public func script(_ path: String, _ replies: [Reply]) { lock.withLock { script[path, default: []] += replies } }
 
     /// Answers every request to `path` whose body is larger than `bytes` with `reply` (a service's 400 or 413).
-    func refuseBodies(to path: String, largerThan bytes: Int, with reply: Reply) { lock.withLock { sizeLimits[path] = (bytes, reply) } }
+    public func refuseBodies(to path: String, largerThan bytes: Int, with reply: Reply) { lock.withLock { sizeLimits[path] = (bytes, reply) } }
 
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     private func reply(for path: String, size: Int) -> Reply {
         lock.withLock {
@@ -56,7 +62,7 @@ final class Receiver: @unchecked Sendable {
     }
 
     /// Runs `body` with the receiver listening; stops it afterwards.
-    static func with<T: Sendable>(_ body: @Sendable (Receiver) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(_ body: @Sendable (Receiver) async throws -> T) async throws -> T {
         let receiver = Receiver()
         let router = Router()
         router.post("**") { request, context -> Response in
