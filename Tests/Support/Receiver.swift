@@ -1,10 +1,10 @@
+import APITraceFormat
 import Foundation
 import Hummingbird
 import HTTPTypes
-import Logging
 import NIOCore
 
-/// A real HTTP server on 127.0.0.1 (ephemeral port) standing in for PagerDuty, Slack and webhook
+/// A ``TestServer`` standing in for PagerDuty, Slack and webhook
 /// endpoints: it records every POST and answers from a script (default: each service's success).
 public final class Receiver: @unchecked Sendable {
     public struct Received: Sendable {
@@ -29,30 +29,33 @@ public final class Receiver: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
-    private var received: [Received] = []
-    private var script: [String: [Reply]] = [:]
-    private var sizeLimits: [String: (bytes: Int, reply: Reply)] = [:]
+    private struct State {
+        var received: [Received] = []
+        var script: [String: [Reply]] = [:]
+        var sizeLimits: [String: (bytes: Int, reply: Reply)] = [:]
+    }
+
+    private let state = Locked(State())
     public private(set) var port = 0
 
     /// Requests received so far, in order.
-    public var requests: [Received] { lock.withLock { received } }
+    public var requests: [Received] { state.withLock { $0.received } }
     public func requests(to path: String) -> [Received] { requests.filter { $0.path == path } }
 
     /// Answers the next requests to `path` with these replies, then the default.
-    public func script(_ path: String, _ replies: [Reply]) { lock.withLock { script[path, default: []] += replies } }
+    public func script(_ path: String, _ replies: [Reply]) { state.withLock { $0.script[path, default: []] += replies } }
 
     /// Answers every request to `path` whose body is larger than `bytes` with `reply` (a service's 400 or 413).
-    public func refuseBodies(to path: String, largerThan bytes: Int, with reply: Reply) { lock.withLock { sizeLimits[path] = (bytes, reply) } }
+    public func refuseBodies(to path: String, largerThan bytes: Int, with reply: Reply) { state.withLock { $0.sizeLimits[path] = (bytes, reply) } }
 
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     private func reply(for path: String, size: Int) -> Reply {
-        lock.withLock {
-            if let limit = sizeLimits[path], size > limit.bytes { return limit.reply }
-            if var queue = script[path], !queue.isEmpty {
+        state.withLock { state in
+            if let limit = state.sizeLimits[path], size > limit.bytes { return limit.reply }
+            if var queue = state.script[path], !queue.isEmpty {
                 let next = queue.removeFirst()
-                script[path] = queue
+                state.script[path] = queue
                 return next
             }
             if path.hasPrefix("/slack") { return Reply(status: 200, body: "ok") }
@@ -64,33 +67,21 @@ public final class Receiver: @unchecked Sendable {
     /// Runs `body` with the receiver listening; stops it afterwards.
     public static func with<T: Sendable>(_ body: @Sendable (Receiver) async throws -> T) async throws -> T {
         let receiver = Receiver()
-        let router = Router()
-        router.post("**") { request, context -> Response in
-            let bytes = try await request.body.collect(upTo: 4 << 20)
-            let path = request.uri.path
-            receiver.lock.withLock {
-                receiver.received.append(Received(path: path, contentType: request.headers[.contentType], body: Data(bytes.readableBytesView)))
+        return try await TestServer.serve({ router in
+            router.post("**") { request, context -> Response in
+                let bytes = try await request.body.collect(upTo: 4 << 20)
+                let path = request.uri.path
+                receiver.state.withLock {
+                    $0.received.append(Received(path: path, contentType: request.headers[.contentType], body: Data(bytes.readableBytesView)))
+                }
+                let reply = receiver.reply(for: path, size: bytes.readableBytes)
+                if reply.delay > .zero { try? await Task.sleep(for: reply.delay) }
+                var headers = HTTPFields()
+                for (name, value) in reply.headers { headers[HTTPField.Name(name)!] = value }
+                return Response(status: .init(code: reply.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: reply.body)))
             }
-            let reply = receiver.reply(for: path, size: bytes.readableBytes)
-            if reply.delay > .zero { try? await Task.sleep(for: reply.delay) }
-            var headers = HTTPFields()
-            for (name, value) in reply.headers { headers[HTTPField.Name(name)!] = value }
-            return Response(status: .init(code: reply.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: reply.body)))
-        }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: {
-                // Quiet: cancelling the server at the end of a test logs an "error" that is not one.
-                var logger = Logger(label: "receiver")
-                logger.logLevel = .critical
-                return logger
-            }())
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            for await port in ports { receiver.port = port; break }
-            defer { group.cancelAll() }
+        }) { base in
+            receiver.port = base.port ?? 0
             return try await body(receiver)
         }
     }
