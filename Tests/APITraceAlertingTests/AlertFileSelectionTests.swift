@@ -113,34 +113,25 @@ struct AlertFileSelectionTests {
         #expect(outcome.filesOpened + outcome.filesFromCache == 3)
     }
 
-    @Test("new_failures reads a baseline file named before the baseline that its producer wrote into since; a file that ended before it is not needed")
-    func newFailuresBaseline() async throws {
-        let rules = """
+    @Test("new_failures reads a baseline file named before the baseline that its producer wrote into since; a file that ended before it is not needed",
+          arguments: [(lastSeenDaysAgo: Int64(3), page: IncidentTracker.Transition.quiet), (lastSeenDaysAgo: 8, page: .triggered)])
+    func newFailuresBaseline(lastSeenDaysAgo: Int64, page: IncidentTracker.Transition) async throws {
+        // A file named 9 days ago saw the failure group, and was last written to, `lastSeenDaysAgo` days ago.
+        // 3 days: inside the 7-day baseline, so the file is read and the failure known: no page.
+        // 8 days (the control): before the baseline, so the failure is new.
+        let dir = TemporaryDirectory()
+        let traces = try traces(dir)
+        let lastSeen = now - lastSeenDaysAgo * Self.day
+        try writeFile(traces, producer: "old", started: now - 9 * Self.day,
+                      events: decodeFailures(at: [lastSeen, lastSeen + Self.minute]), modified: lastSeen + 2 * Self.minute)
+        // The same group in the last half hour, in a file of its own producer.
+        try writeFile(traces, producer: "new", started: now - Self.hour, events: decodeFailures(at: (1...5).map { now - Int64($0) * 5 * Self.minute }))
+        let outcome = try await run(dir, rules: """
             rules:
               - name: new
                 new_failures: {baseline: 7d, window: 1h, min_count: 1, min_sessions: 1, min_session_share: 0}
-            """
-        // The same decode failure group in the last half hour, in a file of its own producer.
-        let recent = decodeFailures(at: (1...5).map { now - Int64($0) * 5 * Self.minute })
-
-        // A file named 9 days ago, still written to 3 days ago, saw the failure then: it is known, no page.
-        let known = TemporaryDirectory()
-        let knownTraces = try traces(known)
-        try writeFile(knownTraces, producer: "old", started: now - 9 * Self.day,
-                      events: decodeFailures(at: [now - 3 * Self.day, now - 3 * Self.day + Self.minute]), modified: now - 3 * Self.day + 2 * Self.minute)
-        try writeFile(knownTraces, producer: "new", started: now - Self.hour, events: recent)
-        let quiet = try await run(known, rules: rules)
-        #expect(quiet.problems.isEmpty, "\(quiet.problems)")
-        #expect(quiet.transitions["new"] == .quiet)
-
-        // Control: the same file, ended (and last written) 8 days ago, before the baseline: the failure is new.
-        let unknown = TemporaryDirectory()
-        let unknownTraces = try traces(unknown)
-        try writeFile(unknownTraces, producer: "old", started: now - 9 * Self.day,
-                      events: decodeFailures(at: [now - 8 * Self.day, now - 8 * Self.day + Self.minute]), modified: now - 8 * Self.day + 2 * Self.minute)
-        try writeFile(unknownTraces, producer: "new", started: now - Self.hour, events: recent)
-        let paged = try await run(unknown, rules: rules)
-        #expect(paged.problems.isEmpty, "\(paged.problems)")
-        #expect(paged.transitions["new"] == .triggered)
+            """)
+        #expect(outcome.problems.isEmpty, "\(outcome.problems)")
+        #expect(outcome.transitions["new"] == page)
     }
 }
