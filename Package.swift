@@ -238,14 +238,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceSSETests",
-            dependencies: [
-                "APITraceTestSupport",
-                "APITraceSSE",
-                "APITraceCapture",
-                "APITraceFormat",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["APITraceTestSupport", "APITraceSSE", "APITraceCapture", "APITraceFormat"]
         ),
         .testTarget(
             name: "APITraceCaptureTests",
@@ -293,9 +286,6 @@ let package = Package(
                 "APITraceTestSupport",
                 "APITraceAlerting",
                 "APITraceFormat",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -330,7 +320,6 @@ let package = Package(
                 "APITraceCollector",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
