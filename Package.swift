@@ -336,7 +336,6 @@ let package = Package(
                 "APITraceCollector",
                 "trace-uploader-fixture",
                 "trace-producer-fixture",
-                "apitrace",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
