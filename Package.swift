@@ -217,6 +217,11 @@ let package = Package(
         .target(
             name: "APITraceTestSupport",
             dependencies: [
+                "APITraceFormat",
+                "APITraceTesting",
+                "APITraceCollector",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -233,14 +238,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceSSETests",
-            dependencies: [
-                "APITraceTestSupport",
-                "APITraceSSE",
-                "APITraceCapture",
-                "APITraceFormat",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["APITraceTestSupport", "APITraceSSE", "APITraceCapture", "APITraceFormat"]
         ),
         .testTarget(
             name: "APITraceCaptureTests",
@@ -288,10 +286,6 @@ let package = Package(
                 "APITraceTestSupport",
                 "APITraceAlerting",
                 "APITraceFormat",
-                "apitrace",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -300,7 +294,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceAnalysisTests",
-            dependencies: ["APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting", "apitrace"]
+            dependencies: ["APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting"]
         ),
         .testTarget(
             name: "APITraceTestingTests",
@@ -311,9 +305,22 @@ let package = Package(
                 "APITraceFormat",
             ]
         ),
+        // The tests of the built `apitrace`, a folder per subcommand (Tests/APITraceCLITests/<Subcommand>/);
+        // the libraries are there for independent checks of what the binary wrote.
         .testTarget(
             name: "APITraceCLITests",
-            dependencies: ["APITraceTestSupport", "APITraceFormat", "APITraceTesting", "apitrace"]
+            dependencies: [
+                "apitrace",
+                "trace-uploader-fixture",
+                "APITraceTestSupport",
+                "APITraceFormat",
+                "APITraceTesting",
+                "APITraceAnalysis",
+                "APITraceAlerting",
+                "APITraceCollector",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "trace-uploader-fixture",
@@ -329,7 +336,6 @@ let package = Package(
                 "APITraceCollector",
                 "trace-uploader-fixture",
                 "trace-producer-fixture",
-                "apitrace",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 @testable import APITraceAlerting
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import APITraceAlerting
 import APITraceFormat
+import APITraceTestSupport
 import Testing
 
 /// Drives the incident state machine minute by minute with detections made up for each step:

@@ -4,7 +4,7 @@ import Testing
 
 /// The excess-failure ranking on counts small enough to work out by hand (the numbers in the
 /// comments), plus its edges. The same definition is checked against Python over real trace
-/// files in APITraceCLITests/CompareReportTests.
+/// files in APITraceCLITests/Report/CompareReportTests.
 @Suite("FailureComparison")
 struct FailureComparisonTests {
     /// Baseline (app 1): route A 1,000 requests with 10 failures (successes sampled at 0.25), B 1,000 with 20.

@@ -1,4 +1,5 @@
 import APITraceAnalysis
+import APITraceTestSupport
 import Foundation
 import Testing
 

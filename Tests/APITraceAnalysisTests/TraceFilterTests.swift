@@ -1,5 +1,6 @@
 import APITraceAnalysis
 import APITraceFormat
+import APITraceTestSupport
 import APITraceTesting
 import Foundation
 import Testing

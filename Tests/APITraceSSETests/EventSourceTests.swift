@@ -1,6 +1,7 @@
 import APITraceCapture
 import APITraceFormat
 import APITraceSSE
+import APITraceTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -51,7 +52,7 @@ struct EventSourceTests {
     @Test("no event is lost or duplicated across drops; ids resume from Last-Event-ID; one reconnect per drop",
           arguments: DropMode.allCases)
     func resumesAcrossDrops(_ mode: DropMode) async throws {
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
             let source = makeSource(base, "/numbers?total=12&drop=5&mode=\(mode.rawValue)&retry=30", sink: sink)
             let states = StateRecorder()
@@ -82,7 +83,7 @@ struct EventSourceTests {
 
     @Test("backoff delays stay within equal-jitter bounds of the server's retry, and the server waits at least that long")
     func backoffWithinBounds() async throws {
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
             let policy = ReconnectPolicy(initialDelay: .seconds(5), maximumDelay: .milliseconds(100), resetAfter: .seconds(600))
             let source = makeSource(base, "/numbers?total=5&drop=1&mode=error&retry=20", sink: sink, policy: policy)
@@ -105,7 +106,7 @@ struct EventSourceTests {
 
     @Test("with the top of the jitter range, delays double up to the cap; a healthy connection resets them")
     func backoffDoublesAndResets() async throws {
-        try await SSETestServer.with { base, _ in
+        try await TestServer.runSSE { base, _ in
             let top: @Sendable (ClosedRange<Double>) -> Double = { $0.upperBound }
             let growing = InMemoryTraceSink()
             let noReset = ReconnectPolicy(maximumDelay: .milliseconds(70), resetAfter: .seconds(600), random: top)
@@ -121,7 +122,7 @@ struct EventSourceTests {
 
     @Test("a silent connection is dropped after the idle timeout and resumed")
     func idleTimeout() async throws {
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
             // The timeout also covers the wait for the response head, so leave a loaded machine room
             // to answer (3 s was seen to pass before the head under a full parallel test run); the
@@ -137,7 +138,7 @@ struct EventSourceTests {
 
     @Test("204 stops for good: no event, no open, no reconnect, no error")
     func noContentStops() async throws {
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
             let source = makeSource(base, "/status/204", sink: sink)
             let states = StateRecorder()
@@ -156,7 +157,7 @@ struct EventSourceTests {
           arguments: [("/status/500", EventSourceError.Code.httpStatus, 500), ("/status/401", .httpStatus, 401),
                       ("/wrong-type", .contentType, 200)])
     func failures(_ path: String, _ code: EventSourceError.Code, _ status: Int) async throws {
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
             let secret = "Bearer s3cr3t-token"
             let source = makeSource(base, path + "?token=abc", sink: sink) { $0.headers = [("Authorization", secret)] }
@@ -184,7 +185,7 @@ struct EventSourceTests {
 
     @Test("with retryOnHTTPError, a 500 is retried with backoff until the stream works")
     func retryOnHTTPError() async throws {
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
             let source = makeSource(base, "/flaky?failures=2&total=3&drop=3", sink: sink) { $0.retryOnHTTPError = true }
             let events = try await collect(source)
@@ -200,7 +201,7 @@ struct EventSourceTests {
     @Test("a refused connection is retried with growing delays and never reported open")
     func refusedConnection() async throws {
         // A server that ran and stopped leaves a port nobody listens on.
-        let base = try await SSETestServer.with { base, _ in base }
+        let base = try await TestServer.runSSE { base, _ in base }
         let sink = InMemoryTraceSink()
         let policy = ReconnectPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(40), random: { $0.upperBound })
         let source = makeSource(base, "/numbers", sink: sink, policy: policy)
@@ -222,7 +223,7 @@ struct EventSourceTests {
 
     @Test("close() ends the sequence, closes the connection and traces closed_by_client")
     func closeStopsEverything() async throws {
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
             let source = makeSource(base, "/endless", sink: sink)
             var received = 0
@@ -249,7 +250,7 @@ struct EventSourceTests {
 
     @Test("POST with a body and custom headers; header values never reach the trace")
     func postWithHeaders() async throws {
-        try await SSETestServer.with { base, _ in
+        try await TestServer.runSSE { base, _ in
             let sink = InMemoryTraceSink()
             let source = makeSource(base, "/echo", sink: sink) {
                 $0.method = "POST"
@@ -266,7 +267,7 @@ struct EventSourceTests {
 
     @Test("per-type listeners see only their type; the sequence sees everything")
     func listeners() async throws {
-        try await SSETestServer.with { base, _ in
+        try await TestServer.runSSE { base, _ in
             let news = Mutex<[String]>([])
             let all = Mutex<[String]>([])
             let source = makeSource(base, "/typed", sink: InMemoryTraceSink())

@@ -5,40 +5,8 @@ import Testing
 
 @Suite("Prometheus rules translation")
 struct PrometheusRuleTranslationTests {
-    static let samples = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Samples/alert-rules.yaml").path
-
-    /// Latency, route, app version, error lists, a spike over the trailing day, no confidence check.
-    static let fleetRules = """
-        rules:
-          - name: api-errors
-            slo: 0.99
-          - name: apps-route
-            scope: {route: "/apps/{id}"}
-            slo: 0.99
-            confidence: none
-          - name: v2-news
-            scope: {route: "/news*", app_version: "2.1.0"}
-            failure: {statuses: [5xx, 429], transport: true, decode_failures: true, include_errors: ["URLError.notConnectedToInternet"], exclude_errors: ["URLError.cannotFindHost"]}
-            slo: 0.995
-            burn_rate: [{long: 1h30m, short: 10m, factor: 10}]
-            recent_window: 2m
-          - name: slow-search
-            scope: {route: "/search"}
-            slo: 0.95
-            latency_ms: 1000
-            min_requests: 20
-          - name: odd-latency
-            slo: 0.9
-            latency_ms: 800
-          - name: new-failures
-            new_failures: {baseline: 7d, window: 1h}
-          - name: checkout-spike
-            scope: {host: api.example.com}
-            failure: {decode_failures: true}
-            spike: {window: 30m, baseline: trailing_day, factor: 3, min_increase: 0.02}
-        """
+    static let samples = AlertRuleFixtures.samplesPath
+    static let fleetRules = AlertRuleFixtures.fleet
 
     func translated(_ text: String) throws -> PrometheusRuleTranslation {
         PrometheusRuleTranslation(try AlertRules.parse(text, file: "fleet.yaml"))
@@ -88,22 +56,6 @@ struct PrometheusRuleTranslationTests {
         #expect(translation.notes.contains { $0.hasPrefix("rule checkout-spike:") }, "\(translation.notes)")
         #expect(translation.notes.contains { $0.hasPrefix("rule new-failures: new_failures is not translated") }, "\(translation.notes)")
         #expect(!translation.yaml.contains("new-failures"))
-    }
-
-    @Test("apitrace rules: an invalid rules file exits 2 naming file, line and field; notes go to standard error")
-    func command() async throws {
-        let dir = TemporaryDirectory()
-        try "rules:\n  - name: x\n    slo: 99\n".write(toFile: dir.file("bad.yaml"), atomically: true, encoding: .utf8)
-        let bad = try await apitrace(["rules", "--format", "prometheus", "--rules", dir.file("bad.yaml")])
-        #expect(bad.status == 2)
-        #expect(bad.stderr.contains("bad.yaml:3:") && bad.stderr.contains("rules[0].slo"), "\(bad.stderr)")
-        #expect(bad.stdout.isEmpty)
-
-        try Self.fleetRules.write(toFile: dir.file("fleet.yaml"), atomically: true, encoding: .utf8)
-        let good = try await apitrace(["rules", "--format", "prometheus", "--rules", dir.file("fleet.yaml"), "--output", dir.file("out.yaml")])
-        #expect(good.status == 0, "\(good.stderr)")
-        #expect(good.stderr.contains("apitrace: note: rule odd-latency:"))
-        #expect(try String(contentsOfFile: dir.file("out.yaml"), encoding: .utf8) == (try translated(Self.fleetRules)).yaml.replacingOccurrences(of: "from fleet.yaml", with: "from \(dir.file("fleet.yaml"))"))
     }
 
     func expectPromtoolAccepts(_ yaml: String) async throws {

@@ -1,29 +1,27 @@
-import APITraceAnalysis
 import APITraceFormat
-import APITraceTestSupport
 import APITraceTesting
 import Foundation
 
 /// Generated traces written to disk, with the same events in memory for independent checks.
-struct GeneratedTraces {
-    let folder = TemporaryDirectory()
-    let generator: SyntheticTraceGenerator
-    let paths: [String]
+public struct GeneratedTraces {
+    public let folder = TemporaryDirectory()
+    public let generator: SyntheticTraceGenerator
+    public let paths: [String]
     /// Events per file, as generated (not read back).
-    let events: [[TraceEvent]]
+    public let events: [[TraceEvent]]
 
-    init(events: Int = 6000, files: Int = 3, seed: UInt64 = 42, sampleRate: Double? = nil) throws {
+    public init(events: Int = 6000, files: Int = 3, seed: UInt64 = 42, sampleRate: Double? = nil) throws {
         let generator = SyntheticTraceGenerator(configuration: .init(events: events, files: files, seed: seed, sampleRate: sampleRate))
         self.generator = generator
         paths = try generator.write(to: folder.path)
         self.events = (0..<files).map { generator.events(file: $0) }
     }
 
-    var allEvents: [TraceEvent] { events.flatMap { $0 } }
+    public var allEvents: [TraceEvent] { events.flatMap { $0 } }
 }
 
 /// The exact nearest-rank percentile of `values` (sorted here), computed independently of the sketch.
-func exactPercentile(_ values: [Double], _ p: Double) -> Double {
+public func exactPercentile(_ values: [Double], _ p: Double) -> Double {
     let sorted = values.sorted()
     // Computed as p × n / 100 with a small tolerance, so that 99.9 % of 20,000 is rank 19,980
     // and not 19,981 through floating-point fuzz.
@@ -32,7 +30,7 @@ func exactPercentile(_ values: [Double], _ p: Double) -> Double {
 }
 
 /// Writes `bytes` gzip-compressed to `path`.
-func writeGzip(_ text: String, to path: String) throws {
+public func writeGzip(_ text: String, to path: String) throws {
     let compressed = try GzipDeflater.compress(Array(text.utf8))
     try Data(compressed).write(to: URL(fileURLWithPath: path))
 }

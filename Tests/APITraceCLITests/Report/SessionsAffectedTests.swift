@@ -6,38 +6,13 @@ import Testing
 
 @Suite("Who is affected and since when")
 struct SessionsAffectedTests {
-    @Test("SessionCount is exact up to its bound, then within its documented error, and merges like a union")
-    func sessionCount() {
-        var small = SessionCount()
-        for i in 0..<1000 { small.insert(SessionCount.hash("s-\(i)")); small.insert(SessionCount.hash("s-\(i)")) }
-        #expect(small.isExact && small.count == 1000)
-
-        var a = SessionCount(), b = SessionCount(), both = SessionCount()
-        for i in 0..<150_000 {
-            let h = SessionCount.hash("session-\(i)")
-            if i % 3 == 0 { a.insert(h) } else { b.insert(h) }
-            if i < 100_000 { a.insert(SessionCount.hash("session-\(i + 50_000)")) }  // overlap between the halves
-            both.insert(h)
-        }
-        #expect(!both.isExact)
-        // 3 standard errors (1.6 % each) is under 5 %.
-        #expect(abs(Double(both.count) - 150_000) / 150_000 < 3 * SessionCount.standardError)
-        var merged = a
-        merged.merge(b)
-        #expect(merged.count == both.count)
-        // An exact count merged into a sketch adds its sessions.
-        var grown = small
-        grown.merge(both)
-        #expect(abs(Double(grown.count) - 151_000) / 151_000 < 3 * SessionCount.standardError)
-    }
-
     @Test("sessions, first and last seen per identity, group and route, and the app-version table match Python over the same files")
-    func matchesPython() throws {
+    func matchesPython() async throws {
         let traces = try GeneratedTraces(events: 40_000, files: 4, seed: 5)
-        let result = try APITraceProcess.run(["report", "--format", "json", "--by", "app_version", "--top-errors", "10000", traces.folder.path])
+        let result = try await apitrace(["report", "--format", "json", "--by", "app_version", "--top-errors", "10000", traces.folder.path])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        let python = try pythonCounts(traces.paths)
+        let python = try await pythonCounts(traces.paths)
 
         func sessions(_ value: Any?) -> (Int, Bool) {
             let o = value as? [String: Any]
@@ -103,10 +78,10 @@ struct SessionsAffectedTests {
     }
 
     @Test("--by app_version shows the table in every format", arguments: ["text", "markdown", "html", "json"])
-    func everyFormat(_ format: String) throws {
+    func everyFormat(_ format: String) async throws {
         let traces = try GeneratedTraces(events: 3000, files: 2, seed: 9)
-        let with = try APITraceProcess.run(["report", "--format", format, "--by", "app_version", traces.folder.path])
-        let without = try APITraceProcess.run(["report", "--format", format, traces.folder.path])
+        let with = try await apitrace(["report", "--format", format, "--by", "app_version", traces.folder.path])
+        let without = try await apitrace(["report", "--format", format, traces.folder.path])
         #expect(with.status == 0 && without.status == 0)
         let marker = ["text": "BY APP VERSION", "markdown": "## By app version", "html": "<h2>By app version</h2>", "json": "\"app_version\": \"2.4.0\""][format]!
         #expect(with.stdout.contains(marker))
@@ -115,14 +90,14 @@ struct SessionsAffectedTests {
     }
 
     @Test("--by with an unknown dimension is refused with a message naming it")
-    func unknownDimension() throws {
-        let result = try APITraceProcess.run(["report", "--by", "country", "/tmp"])
+    func unknownDimension() async throws {
+        let result = try await apitrace(["report", "--by", "country", "/tmp"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--by country"))
     }
 
     /// The same numbers computed by Python's gzip and json modules from the files, independently of Swift.
-    private func pythonCounts(_ paths: [String]) throws -> [String: Any] {
+    private func pythonCounts(_ paths: [String]) async throws -> [String: Any] {
         let script = #"""
         import gzip, json, re, sys
         from datetime import datetime
@@ -175,7 +150,7 @@ struct SessionsAffectedTests {
         """#
         let folder = TemporaryDirectory()
         try script.write(toFile: folder.file("count.py"), atomically: true, encoding: .utf8)
-        let out = try run("/usr/bin/env", ["python3", folder.file("count.py")] + paths)
+        let out = try await runOffPool("/usr/bin/env", ["python3", folder.file("count.py")] + paths)
         #expect(out.status == 0, "\(String(decoding: out.stderr, as: UTF8.self))")
         let data = out.stdout
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

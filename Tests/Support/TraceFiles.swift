@@ -3,11 +3,11 @@ import Crypto
 import Foundation
 
 /// Builds trace files in memory: a header and request events, gzip-compressed as the writer does.
-enum TraceFiles {
-    static let day = TraceTimestamp(rfc3339: "2026-11-22T10:00:00.000Z")!
+public enum TraceFiles {
+    public static let day = TraceTimestamp(rfc3339: "2026-11-22T10:00:00.000Z")!
 
     /// A complete trace file: header + `events` request lines.
-    static func make(producer: String, started: TraceTimestamp = day, events: [TraceEvent] = [], version: Int = 1) -> [UInt8] {
+    public static func make(producer: String, started: TraceTimestamp = day, events: [TraceEvent] = [], version: Int = 1) -> [UInt8] {
         var out = JSONOutput()
         TraceFileHeader(version: version, producer: producer, app: "test", started: started).encode(to: &out)
         out.bytes.append(0x0A)
@@ -19,7 +19,7 @@ enum TraceFiles {
     }
 
     /// `count` request events with varied routes, statuses and durations, starting at `start`.
-    static func requests(_ count: Int, seed: Int, start: TraceTimestamp = day) -> [TraceEvent] {
+    public static func requests(_ count: Int, seed: Int, start: TraceTimestamp = day) -> [TraceEvent] {
         let routes = [("GET", "/v1/users/{id}"), ("POST", "/v1/orders"), ("GET", "/v1/search")]
         return (0..<count).map { i in
             let k = (i * 7919 + seed * 104_729) % 1000
@@ -34,7 +34,7 @@ enum TraceFiles {
 
     /// Writes `count` finished files named like the writer's into `dir`; returns their paths.
     @discardableResult
-    static func writeFinished(_ count: Int, to dir: String, eventsPerFile: Int = 20, producer: String = "uploader") -> [String] {
+    public static func writeFinished(_ count: Int, to dir: String, eventsPerFile: Int = 20, producer: String = "uploader") -> [String] {
         (0..<count).map { i in
             let started = day.adding(milliseconds: Int64(i) * 1000)
             let name = TraceFileName(started: started, producer: producer, sequence: i + 1).fileName
@@ -45,12 +45,12 @@ enum TraceFiles {
         }
     }
 
-    static func sha256Hex(_ bytes: [UInt8]) -> String {
+    public static func sha256Hex(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
     /// Every file under `root`, recursively, as paths relative to it (hidden ones included).
-    static func allFiles(under root: String) -> [String] {
+    public static func allFiles(under root: String) -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
         var files: [String] = []
         while let relative = enumerator.nextObject() as? String {
@@ -63,7 +63,7 @@ enum TraceFiles {
     }
 
     /// Stored trace files under a collector's folder: contents by SHA-256, with their relative paths.
-    static func stored(under root: String) -> [String: [String]] {
+    public static func stored(under root: String) -> [String: [String]] {
         var byHash: [String: [String]] = [:]
         for relative in allFiles(under: root) where relative.hasSuffix(".jsonl.gz") {
             let bytes = [UInt8](FileManager.default.contents(atPath: root + "/" + relative) ?? Data())

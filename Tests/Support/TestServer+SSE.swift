@@ -1,11 +1,12 @@
+import APITraceFormat
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
-import Synchronization
 
-/// A real SSE server on 127.0.0.1 (ephemeral port) with the misbehaviours the client must survive.
+/// The event streams of the SSE tests, served by ``TestServer/runSSE(_:)``, with the misbehaviours
+/// the client must survive.
 ///
 /// Routes:
 /// - `GET /numbers?total=N&drop=K&mode=end|error|partial&retry=MS`: events `id: n` with two-line data
@@ -19,62 +20,39 @@ import Synchronization
 /// - `POST /echo`: one event with the body, the method and the `X-Custom` header, then 204 on reconnect.
 /// - `GET /status/{code}`: that status; `GET /flaky?failures=N`: 500 N times, then `/numbers` behaviour.
 /// - `GET /wrong-type`: 200 `text/plain`.
-struct SSETestServer {
-    /// One request as the server saw it.
-    struct Seen: Sendable {
-        var path: String
-        var lastEventID: String?
-        var at: ContinuousClock.Instant
-    }
-
-    final class Log: Sendable {
-        private let seen = Mutex<[Seen]>([])
-        private let endedStreams = Mutex(0)
-        private let counters = Mutex<[String: Int]>([:])
-
-        func record(_ request: Request) {
-            let id = request.headers[HTTPField.Name("Last-Event-ID")!]
-            seen.withLock { $0.append(Seen(path: request.uri.path, lastEventID: id, at: .now)) }
+extension TestServer {
+    /// What the SSE routes saw.
+    public final class SSELog: Sendable {
+        /// One request as the server saw it.
+        public struct Request: Sendable {
+            public var path: String
+            public var lastEventID: String?
+            public var at: ContinuousClock.Instant
         }
-        var requests: [Seen] { seen.withLock { $0 } }
+
+        private let seen = Locked<[Request]>([])
+        private let endedStreams = Locked(0)
+        private let counters = Locked<[String: Int]>([:])
+
+        func record(_ request: Hummingbird.Request) {
+            let id = request.headers[HTTPField.Name("Last-Event-ID")!]
+            seen.withLock { $0.append(Request(path: request.uri.path, lastEventID: id, at: .now)) }
+        }
+        /// The requests so far, in order.
+        public var requests: [Request] { seen.withLock { $0 } }
         func streamEnded() { endedStreams.withLock { $0 += 1 } }
-        var streamsEnded: Int { endedStreams.withLock { $0 } }
+        /// How many `/endless` streams ended (their client went away).
+        public var streamsEnded: Int { endedStreams.withLock { $0 } }
         func next(_ key: String) -> Int { counters.withLock { $0[key, default: 0] += 1; return $0[key]! } }
     }
 
-    struct Drop: Error {}
+    /// A stream broken on purpose.
+    struct SSEDrop: Error {}
 
-    /// Runs `body` with the base URL of a fresh server, then stops the server.
-    static func with<T: Sendable>(_ body: @Sendable (URL, Log) async throws -> T) async throws -> T {
-        let log = Log()
-        let router = Router()
-        addRoutes(to: router, log: log)
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "sse-test-server")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger
-        )
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw Drop() }
-            let url = URL(string: "http://127.0.0.1:\(port)")!
-            do {
-                let result = try await body(url, log)
-                group.cancelAll()
-                return result
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-        }
+    /// Runs the SSE routes for the duration of `body`, passing their base URL and what they saw.
+    public static func runSSE<T: Sendable>(_ body: @Sendable (URL, SSELog) async throws -> T) async throws -> T {
+        let log = SSELog()
+        return try await serve({ addSSERoutes(to: $0, log: log) }) { base in try await body(base, log) }
     }
 
     static func eventStream(_ write: @escaping @Sendable (inout any ResponseBodyWriter) async throws -> Void) -> Response {
@@ -84,7 +62,7 @@ struct SSETestServer {
         })
     }
 
-    static func addRoutes(to router: Router<BasicRequestContext>, log: Log) {
+    static func addSSERoutes(to router: Router<BasicRequestContext>, log: SSELog) {
         router.get("numbers") { request, _ in
             log.record(request)
             return numbers(request, log: log)
@@ -147,8 +125,8 @@ struct SSETestServer {
         }
     }
 
-    /// The `/numbers` stream: see the type's documentation.
-    static func numbers(_ request: Request, log: Log) -> Response {
+    /// The `/numbers` stream: see the routes above.
+    static func numbers(_ request: Request, log: SSELog) -> Response {
         let query = request.uri.queryParameters
         let total = query.get("total", as: Int.self) ?? 12
         let drop = query.get("drop", as: Int.self) ?? 5
@@ -167,11 +145,11 @@ struct SSETestServer {
             }
             switch mode {
             case "error":
-                throw Drop()
+                throw SSEDrop()
             case "partial":
                 try await writer.write(ByteBuffer(string: "id: \(end + 1)\ndata: half an event\n"))
                 try await Task.sleep(for: .milliseconds(5))
-                throw Drop()
+                throw SSEDrop()
             default:
                 return
             }

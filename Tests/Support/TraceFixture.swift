@@ -1,29 +1,34 @@
-import APITraceTestSupport
 import APITraceFormat
 import Foundation
 
 /// Writes real gzip trace files of generated traffic, with timestamps relative to a fixed instant.
-enum TraceFixture {
+public enum TraceFixture {
     /// 2026-11-22T12:00:00Z, the `--now` of the tests.
-    static let now = TraceTimestamp(rfc3339: "2026-11-22T12:00:00Z")!
-    static let minute: Int64 = 60_000
+    public static let now = TraceTimestamp(rfc3339: "2026-11-22T12:00:00Z")!
+    public static let minute: Int64 = 60_000
 
-    static func at(minutes: Int64) -> TraceTimestamp { now.adding(milliseconds: minutes * minute) }
+    public static func at(minutes: Int64) -> TraceTimestamp { now.adding(milliseconds: minutes * minute) }
 
     /// A stretch of traffic: `perMinute` requests a minute on `route`, a share of them failing with 503.
-    struct Traffic {
-        var from: Int64  // minutes relative to now (negative = before)
-        var to: Int64
-        var perMinute: Int
-        var failureRatio: Double
-        var route = "/apps/{id}"
-        var host = "api.example.com"
-        var sampleRate: Double? = nil
-        var failureStatus: Int? = 503
+    public struct Traffic {
+        public var from: Int64  // minutes relative to now (negative = before)
+        public var to: Int64
+        public var perMinute: Int
+        public var failureRatio: Double
+        public var route: String
+        public var host: String
+        public var sampleRate: Double?
+        public var failureStatus: Int?
+
+        public init(from: Int64, to: Int64, perMinute: Int, failureRatio: Double, route: String = "/apps/{id}",
+                    host: String = "api.example.com", sampleRate: Double? = nil, failureStatus: Int? = 503) {
+            self.from = from; self.to = to; self.perMinute = perMinute; self.failureRatio = failureRatio
+            self.route = route; self.host = host; self.sampleRate = sampleRate; self.failureStatus = failureStatus
+        }
     }
 
     /// The requests of some traffic, failures spread evenly (the first failure in each minute at the start).
-    static func events(_ traffic: [Traffic]) -> [TraceEvent] {
+    public static func events(_ traffic: [Traffic]) -> [TraceEvent] {
         var events: [TraceEvent] = []
         for t in traffic {
             var owed = 0.0
@@ -45,7 +50,7 @@ enum TraceFixture {
 
     /// Writes events into hourly files of one producer (`<start>-<producer>-<seq>.jsonl.gz`), like the writer does.
     @discardableResult
-    static func write(_ events: [TraceEvent], to directory: String, producer: String = "fixture1", appVersion: String = "2.1") throws -> [String] {
+    public static func write(_ events: [TraceEvent], to directory: String, producer: String = "fixture1", appVersion: String = "2.1") throws -> [String] {
         let byHour = Dictionary(grouping: events) { $0.timestamp.millisecondsSince1970 / 3_600_000 }
         var paths: [String] = []
         for (sequence, hour) in byHour.keys.sorted().enumerated() {
@@ -62,7 +67,7 @@ enum TraceFixture {
     }
 
     /// A rules file in a folder, pointing notifiers at a receiver.
-    static func rules(_ text: String, in directory: TemporaryDirectory, name: String = "rules.yaml") throws -> String {
+    public static func rules(_ text: String, in directory: TemporaryDirectory, name: String = "rules.yaml") throws -> String {
         let path = directory.file(name)
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path

@@ -35,7 +35,7 @@ struct ListenCommandTests {
     func listensUntilNoContent() async throws {
         let folder = TemporaryDirectory()
         let traceDir = URL(fileURLWithPath: folder.file("traces"))
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let url = base.absoluteString + "/numbers?total=6&drop=3&mode=error&retry=20"
             let result = try await runApitrace(
                 ["listen", url, "--header", "Authorization: Bearer s3cr3t", "--trace-dir", traceDir.path, "--format", "jsonl"])
@@ -59,7 +59,7 @@ struct ListenCommandTests {
     func interrupt() async throws {
         let folder = TemporaryDirectory()
         let traceDir = URL(fileURLWithPath: folder.file("traces"))
-        try await SSETestServer.with { base, log in
+        try await TestServer.runSSE { base, log in
             let result = try await runApitrace(
                 ["listen", base.absoluteString + "/endless", "--last-event-id", "100", "--trace-dir", traceDir.path]
             ) { child in
@@ -76,7 +76,7 @@ struct ListenCommandTests {
 
     @Test("a 500 exits 1 with the typed error on standard error")
     func failure() async throws {
-        try await SSETestServer.with { base, _ in
+        try await TestServer.runSSE { base, _ in
             let result = try await runApitrace(["listen", base.absoluteString + "/status/500"])
             #expect(result.status == 1)
             #expect(result.stderr.contains("HTTP 500"))

@@ -1,17 +1,16 @@
-import APITraceTestSupport
 import APITraceCollector
 import Hummingbird
 import Logging
 import NIOCore
 
 /// The real collector served by Hummingbird on 127.0.0.1 inside the test process.
-final class RunningCollector: Sendable {
-    let collector: TraceCollector
-    let port: Int
+public final class RunningCollector: Sendable {
+    public let collector: TraceCollector
+    public let port: Int
     private let task: Task<Void, any Error>
 
-    var uploadURL: String { "http://127.0.0.1:\(port)/v1/traces" }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var uploadURL: String { "http://127.0.0.1:\(port)/v1/traces" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     private init(collector: TraceCollector, port: Int, task: Task<Void, any Error>) {
         self.collector = collector
@@ -19,10 +18,10 @@ final class RunningCollector: Sendable {
         self.task = task
     }
 
-    struct DidNotStart: Error {}
+    public struct DidNotStart: Error {}
 
     /// Starts serving `collector` (port 0: an ephemeral one). `configure` can add middleware before the routes.
-    static func start(
+    public static func start(
         _ collector: TraceCollector, port: Int = 0,
         configure: (Router<BasicRequestContext>) -> Void = { _ in }
     ) async throws -> RunningCollector {
@@ -45,7 +44,7 @@ final class RunningCollector: Sendable {
         throw DidNotStart()
     }
 
-    func stop() async {
+    public func stop() async {
         task.cancel()
         _ = try? await task.value
     }

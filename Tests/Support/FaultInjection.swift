@@ -5,10 +5,15 @@ import HTTPTypes
 /// Test-only middleware in front of the real collector: answers the next uploads with scripted
 /// failures (429, 5xx) before letting them through, records when each upload arrived, and can
 /// hold a response after the collector stored the file (to kill the client in that window).
-final class FaultPlan: @unchecked Sendable {
-    struct Fault: Sendable {
-        var status: Int
-        var retryAfter: String?
+public final class FaultPlan: @unchecked Sendable {
+    public struct Fault: Sendable {
+        public var status: Int
+        public var retryAfter: String?
+
+        public init(status: Int, retryAfter: String? = nil) {
+            self.status = status
+            self.retryAfter = retryAfter
+        }
     }
 
     private let lock = NSLock()
@@ -17,15 +22,15 @@ final class FaultPlan: @unchecked Sendable {
     private var passed = 0
     private var hold: (count: Int, seconds: Double)?
     /// After this many uploads passed to the collector, hold every later response this long.
-    var holdAfterPassed: (count: Int, seconds: Double)? {
+    public var holdAfterPassed: (count: Int, seconds: Double)? {
         get { lock.withLock { hold } }
         set { lock.withLock { hold = newValue } }
     }
 
-    init(_ faults: [Fault] = []) { self.faults = faults }
+    public init(_ faults: [Fault] = []) { self.faults = faults }
 
-    var arrivalTimes: [Date] { lock.withLock { arrivals } }
-    var passedCount: Int { lock.withLock { passed } }
+    public var arrivalTimes: [Date] { lock.withLock { arrivals } }
+    public var passedCount: Int { lock.withLock { passed } }
 
     fileprivate func arrive() -> Fault? {
         lock.withLock {
@@ -43,11 +48,13 @@ final class FaultPlan: @unchecked Sendable {
     }
 }
 
-struct FaultInjection: RouterMiddleware {
-    typealias Context = BasicRequestContext
-    let plan: FaultPlan
+public struct FaultInjection: RouterMiddleware {
+    public typealias Context = BasicRequestContext
+    public let plan: FaultPlan
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    public init(plan: FaultPlan) { self.plan = plan }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .post else { return try await next(request, context) }
         if let fault = plan.arrive() {
             var response = Response(status: .init(code: fault.status), body: ResponseBody(byteBuffer: ByteBuffer(string: "injected \(fault.status)\n")))

@@ -1,5 +1,7 @@
 import APITraceFormat
 import APITraceTestSupport
+// timespec: its initializer comes from CoreFoundation once the libraries of this target are imported.
+import CoreFoundation
 import Foundation
 import Testing
 

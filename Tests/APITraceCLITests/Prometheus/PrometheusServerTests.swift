@@ -1,7 +1,6 @@
 import APITraceTestSupport
 import Foundation
 import Hummingbird
-import Logging
 import NIOCore
 import Testing
 
@@ -23,25 +22,17 @@ import Testing
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: dir.file("traces/20261122T090000Z-test-0001.jsonl")))
         let export = try await apitrace(["export", "--format", "prometheus", "--state", dir.file("export-state.json"), dir.file("traces")])
         try #require(export.status == 0, "\(export.stderr)")
-        let rules = try await apitrace(["rules", "--format", "prometheus", "--rules", PrometheusRuleTranslationTests.samples, "--output", dir.file("rules.yaml")])
+        let rules = try await apitrace(["rules", "--format", "prometheus", "--rules", AlertRuleFixtures.samplesPath, "--output", dir.file("rules.yaml")])
         try #require(rules.status == 0, "\(rules.stderr)")
 
         let metrics = export.stdout
-        let router = Router()
-        router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/openmetrics-text; version=1.0.0; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(string: metrics)))
-        }
-        var logger = Logger(label: "metrics-server")
-        logger.logLevel = .critical
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            defer { group.cancelAll() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
+        try await TestServer.serve({ router in
+            router.get("/metrics") { _, _ in
+                Response(status: .ok, headers: [.contentType: "application/openmetrics-text; version=1.0.0; charset=utf-8"],
+                         body: .init(byteBuffer: ByteBuffer(string: metrics)))
+            }
+        }) { base in
+            let port = try #require(base.port)
             let prometheus = try await RunningPrometheus.start(binary: RunningPrometheus.binary!, ruleFiles: [dir.file("rules.yaml")], targets: ["127.0.0.1:\(port)"], in: dir)
             defer { prometheus.stop() }
 

@@ -4,14 +4,14 @@ import FoundationNetworking
 #endif
 
 /// A plain HTTP client for the tests, over URLSession.
-enum HTTPClient {
-    struct Answer: Sendable {
-        var status: Int
-        var text: String
-        var headers: [String: String]
+public enum HTTPClient {
+    public struct Answer: Sendable {
+        public var status: Int
+        public var text: String
+        public var headers: [String: String]
     }
 
-    static func request(_ method: String, _ url: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> Answer {
+    public static func request(_ method: String, _ url: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> Answer {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
         request.timeoutInterval = 120  // 200 concurrent uploads on a loaded 2-core machine can queue past 30 s
@@ -32,7 +32,7 @@ enum HTTPClient {
         }
     }
 
-    static func upload(_ url: String, _ body: [UInt8], token: String? = "secret-token") async throws -> Answer {
+    public static func upload(_ url: String, _ body: [UInt8], token: String? = "secret-token") async throws -> Answer {
         var headers = ["Content-Type": "application/gzip"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try await request("POST", url, body: Data(body), headers: headers)
