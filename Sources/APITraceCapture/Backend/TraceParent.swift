@@ -21,10 +21,10 @@ public struct TraceParent: Sendable, Equatable {
 
     /// A new trace with random ids, sampled.
     public static func random() -> TraceParent {
-        let random = FastRandom.shared
-        var high = random.next()
+        var (high, low, span) = FastRandom.shared.nextThree()
         if high == 0 { high = 1 }
-        return TraceParent(traceID: hex(high, random.next()), parentID: hex(random.next() | 1), flags: 1)
+        span |= 1
+        return TraceParent(traceID: hex(high, low), parentID: hex(span), flags: 1)
     }
 
     /// A new span in `parent`'s trace: same trace id and flags, new random parent id.
@@ -65,17 +65,31 @@ public struct TraceParent: Sendable, Equatable {
         UInt8(truncatingIfNeeded: value < 10 ? 48 + value : 87 + value)
     }
 
-    /// Lowercase hex of the values, 16 digits each, written straight into the string's storage.
-    private static func hex(_ values: UInt64...) -> String {
-        String(unsafeUninitializedCapacity: values.count * 16) { buffer in
-            var index = 0
-            for value in values {
-                for shift in stride(from: 60, through: 0, by: -4) {
-                    buffer[index] = digit((value >> UInt64(shift)) & 15)
-                    index += 1
-                }
-            }
-            return index
+    /// Lowercase hex of a 128-bit id held as two halves: 32 digits, written straight into the string's storage.
+    package static func hex(_ high: UInt64, _ low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            write(high, into: buffer, at: 0)
+            write(low, into: buffer, at: 16)
+            return 32
+        }
+    }
+
+    /// Lowercase hex of a 64-bit id: 16 digits.
+    package static func hex(_ value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            write(value, into: buffer, at: 0)
+            return 16
+        }
+    }
+
+    @inline(__always)
+    private static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        // Unchecked: the callers size the buffer; this runs for every traced span and injected header.
+        let base = buffer.baseAddress! + start
+        var value = value
+        for index in stride(from: 15, through: 0, by: -1) {
+            base[index] = digit(value & 15)
+            value >>= 4
         }
     }
 }
