@@ -13,11 +13,7 @@ public final class RequestSpan: Tracing.Span, Sendable {
     private struct State: @unchecked Sendable {
         // @unchecked: span attributes and a recorded error are not Sendable; they stay behind the lock.
         var name: String
-        // Room for an HTTP client span's attributes up front: growing 1 -> 2 -> 4 -> 8 was three
-        // reallocations per span (AsyncHTTPClient sets about eight). A write is then one insert
-        // here, cheaper than the dictionary `NoOpTracer`'s spans allocate per write; the fields a
-        // request needs are picked out once, when the span ends (`HTTPSpanFields`).
-        var attributes = SpanAttributes(Dictionary(minimumCapacity: 8))
+        var attributes: SpanAttributes
         var error: (any Error)?
         var ended = false
     }
@@ -41,7 +37,13 @@ public final class RequestSpan: Tracing.Span, Sendable {
         operationName: String, kind: SpanKind, baseContext: ServiceContext, ids: SpanIDs,
         startedAt: ContinuousClock.Instant, forwarded: (any Tracing.Span)?, tracer: RequestSpanTracer
     ) {
-        self.state = Locked(State(name: operationName))
+        // A client span gets room for an HTTP request's attributes up front: growing 1 -> 2 -> 4 -> 8
+        // was three reallocations per span (AsyncHTTPClient sets about eight). A write is then one
+        // insert, cheaper than the dictionary `NoOpTracer`'s spans allocate per write; the fields a
+        // request needs are picked out once, when the span ends (`HTTPSpanFields`). Other spans
+        // record nothing and start empty.
+        let attributes = kind == .client ? SpanAttributes(Dictionary(minimumCapacity: 8)) : SpanAttributes()
+        self.state = Locked(State(name: operationName, attributes: attributes))
         self.kind = kind
         self.baseContext = baseContext
         self.ids = ids
