@@ -2,8 +2,9 @@ import APITraceCapture
 import Instrumentation
 
 /// Where a span started by ``RequestSpanTracer`` is kept in its `ServiceContext`, for child spans
-/// and `inject` to read its ids: the span itself, as a reference fits the context's inline value
-/// storage where the ids (25 bytes) would need a box allocated per span.
+/// and `inject` to read its ids: the span itself, a reference the context stores inline (its ids,
+/// 25 bytes, would be boxed). The context keeps the span alive as long as it lives; the span does
+/// not keep that context, so there is no cycle.
 enum RequestSpanKey: ServiceContextKey {
     typealias Value = RequestSpan
     static let nameOverride: String? = "apitrace.span"
