@@ -3,13 +3,11 @@ import Tracing
 
 extension RequestSpan {
     /// Records the `request` event of an ended HTTP client span; other client spans are not requests.
-    func recordRequest(attributes: SpanAttributes, errors: [any Error], operationName: String, end: ContinuousClock.Instant) {
-        // One pass over the attributes, newer OpenTelemetry names first where both exist.
-        var fields = HTTPSpanFields()
-        attributes.forEach { name, value in fields.read(name, value) }
+    func recordRequest(_ fields: HTTPSpanFields, error: (any Error)?, operationName: String, end: ContinuousClock.Instant) {
+        // Newer OpenTelemetry names first where both exist.
         guard let method = fields.method ?? fields.oldMethod else { return }
         let route: String
-        if let template = fields.route {
+        if let template = fields.route ?? fields.template {
             route = template
         } else if let path = fields.path {
             route = tracer.normalizer.normalize(path)
@@ -17,11 +15,11 @@ extension RequestSpan {
             route = operationName.hasPrefix(method + " ") ? String(operationName.dropFirst(method.count + 1)) : "/"
         }
         let request = tracer.recorder.startRequest(
-            method: method.uppercased(), route: route, host: fields.host ?? fields.oldHost, bytesOut: fields.bytesOut,
-            traceID: traceParent.traceID, startedAt: startedAt
+            method: method.upperCasedHTTPMethod, route: route, host: fields.host ?? fields.oldHost, bytesOut: fields.bytesOut,
+            traceID: ids.traceIDText, startedAt: startedAt
         )
         let status = (fields.status ?? fields.oldStatus).map { Int($0) }
-        if let error = errors.first {
+        if let error {
             request.fail(error, status: status, bytesIn: fields.bytesIn, at: end)
         } else if let status {
             request.finish(status: status, bytesIn: fields.bytesIn, at: end)
@@ -31,53 +29,13 @@ extension RequestSpan {
     }
 }
 
-/// The OpenTelemetry HTTP client attributes a request is made of.
-struct HTTPSpanFields {
-    var method: String?
-    var oldMethod: String?
-    var host: String?
-    var oldHost: String?
-    var route: String?
-    var path: String?
-    var status: Int64?
-    var oldStatus: Int64?
-    var bytesIn: Int64?
-    var bytesOut: Int64?
-    var errorType: String?
-
-    mutating func read(_ name: String, _ value: SpanAttribute) {
-        switch name {
-        case "http.request.method": method = value.stringValue
-        case "http.method": oldMethod = value.stringValue
-        case "server.address": host = value.stringValue
-        case "net.peer.name": oldHost = value.stringValue
-        case "http.route", "url.template": route = route ?? value.stringValue
-        case "url.path": path = value.stringValue
-        case "http.response.status_code": status = value.int64Value
-        case "http.status_code": oldStatus = value.int64Value
-        case "http.response.body.size": bytesIn = value.int64Value
-        case "http.request.body.size": bytesOut = value.int64Value
-        case "error.type": errorType = value.stringValue
-        default: break
+extension String {
+    /// The method in upper case; itself when it already is (ASCII without lower case letters), as
+    /// methods almost always are, without the cost of `uppercased()`.
+    var upperCasedHTTPMethod: String {
+        let needsCasing = utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.contains { ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 >= 0x80 }
         }
-    }
-}
-
-extension SpanAttribute {
-    var stringValue: String? {
-        switch self {
-        case .string(let value): value
-        case .stringConvertible(let value): value.description
-        default: nil
-        }
-    }
-
-    var int64Value: Int64? {
-        switch self {
-        case .int64(let value): value
-        case .int32(let value): Int64(value)
-        case .string(let value): Int64(value)
-        default: nil
-        }
+        return needsCasing == false ? self : uppercased()
     }
 }

@@ -6,41 +6,63 @@ import Tracing
 /// A span started by ``RequestSpanTracer``: keeps what the instrumented library sets and, when it
 /// ends, records a `request` event if it is an HTTP client span. Every call is also passed to the
 /// forwarded tracer's span, when there is one.
+///
+/// Its trace and span ids stay integers until a `traceparent` header or the event needs them as
+/// text, and its `ServiceContext` is built only when read.
 public final class RequestSpan: Tracing.Span, Sendable {
     private struct State: @unchecked Sendable {
-        // @unchecked: span attributes and recorded errors are not Sendable; they stay behind the lock.
+        // @unchecked: span attributes and a recorded error are not Sendable; they stay behind the lock.
         var name: String
-        // Room for an HTTP client span's attributes up front: growing 1 -> 2 -> 4 -> 8 was three
-        // reallocations per span (AsyncHTTPClient sets about eight).
-        var attributes = SpanAttributes(Dictionary(minimumCapacity: 8))
-        var errors: [any Error] = []
-        var status: SpanStatus?
+        var attributes: SpanAttributes
+        var error: (any Error)?
         var ended = false
     }
 
+    // A span is usually touched by one task, but AsyncHTTPClient ends it on an event loop and
+    // nothing stops a caller from setting attributes from several: one lock, in the same allocation
+    // as the state, held for nanoseconds (twice per attribute write: to take the attributes out
+    // and to put them back, never while the caller's code runs).
     private let state: Locked<State>
 
     /// The span's kind.
     public let kind: SpanKind
-    public let context: ServiceContext
-    /// The span's W3C context; its trace id is written as `trace_id`.
-    public let traceParent: TraceParent
+    /// The context the span's own entry is added to: the parent's, or the forwarded span's.
+    private let baseContext: ServiceContext
+    /// The span's W3C ids, as integers until a header or an event needs them as text.
+    let ids: SpanIDs
     let startedAt: ContinuousClock.Instant
     let forwarded: (any Tracing.Span)?
     let tracer: RequestSpanTracer
 
     init(
-        operationName: String, kind: SpanKind, context: ServiceContext, traceParent: TraceParent,
+        operationName: String, kind: SpanKind, baseContext: ServiceContext, ids: SpanIDs,
         startedAt: ContinuousClock.Instant, forwarded: (any Tracing.Span)?, tracer: RequestSpanTracer
     ) {
-        self.state = Locked(State(name: operationName))
+        // A client span gets room for an HTTP request's attributes up front: growing 1 -> 2 -> 4 -> 8
+        // was three reallocations per span (AsyncHTTPClient sets about eight). A write is then one
+        // insert, cheaper than the dictionary `NoOpTracer`'s spans allocate per write; the fields a
+        // request needs are picked out once, when the span ends (`HTTPSpanFields`). Other spans
+        // record nothing and start empty.
+        let attributes = kind == .client ? SpanAttributes(Dictionary(minimumCapacity: 8)) : SpanAttributes()
+        self.state = Locked(State(name: operationName, attributes: attributes))
         self.kind = kind
-        self.context = context
-        self.traceParent = traceParent
+        self.baseContext = baseContext
+        self.ids = ids
         self.startedAt = startedAt
         self.forwarded = forwarded
         self.tracer = tracer
     }
+
+    /// The span's context: its parent's (or the forwarded span's) with this span's W3C ids, which
+    /// child spans and `inject` read. Built when read: AsyncHTTPClient never reads it.
+    public var context: ServiceContext {
+        var context = baseContext
+        context[RequestSpanKey.self] = self
+        return context
+    }
+
+    /// The span's W3C context; its trace id is written as `trace_id`.
+    public var traceParent: TraceParent { ids.traceParent }
 
     public var operationName: String {
         get { state.withLock { $0.name } }
@@ -74,7 +96,6 @@ public final class RequestSpan: Tracing.Span, Sendable {
     public var isRecording: Bool { state.withLock { !$0.ended } }
 
     public func setStatus(_ status: SpanStatus) {
-        state.withLock { $0.status = status }
         forwarded?.setStatus(status)
     }
 
@@ -83,7 +104,9 @@ public final class RequestSpan: Tracing.Span, Sendable {
     }
 
     public func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
-        state.withLock { $0.errors.append(error) }
+        state.withLock { state in
+            if state.error == nil { state.error = error }
+        }
         forwarded?.recordError(error, attributes: attributes, at: instant())
     }
 
@@ -91,15 +114,16 @@ public final class RequestSpan: Tracing.Span, Sendable {
         forwarded?.addLink(link)
     }
 
+    /// Ends the span; the first call records the request, later ones do nothing here. Any thread may end it.
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
         let end = ContinuousClock.now
-        let snapshot: (SpanAttributes, [any Error], String)? = state.withLock { state in
+        let ending: (SpanAttributes, (any Error)?, String)? = state.withLock { state in
             guard !state.ended else { return nil }
             state.ended = true
-            return (state.attributes, state.errors, state.name)
+            return (state.attributes, state.error, state.name)
         }
         forwarded?.end(at: instant())
-        guard let (attributes, errors, name) = snapshot, kind == .client else { return }
-        recordRequest(attributes: attributes, errors: errors, operationName: name, end: end)
+        guard let (attributes, error, name) = ending, kind == .client else { return }
+        recordRequest(HTTPSpanFields(attributes), error: error, operationName: name, end: end)
     }
 }

@@ -54,21 +54,27 @@ public final class RequestSpanTracer: Tracing.Tracer {
     ) -> RequestSpan {
         let parentContext = context()
         let startedAt = ContinuousClock.now
-        let forwarded: (any Tracing.Span)? = forwardingTo?.startSpan(
+        guard let forwardingTo else {
+            // Ids stay integers: text only when a header or the event needs it.
+            let ids = parentContext.ownSpanIDs?.child() ?? SpanIDs.random()
+            return RequestSpan(
+                operationName: operationName, kind: kind, baseContext: parentContext, ids: ids,
+                startedAt: startedAt, forwarded: nil, tracer: self
+            )
+        }
+        let forwarded = forwardingTo.startSpan(
             operationName, context: parentContext, ofKind: kind, at: instant(), function: function, file: fileID, line: line
         )
-        var spanContext = forwarded?.context ?? parentContext
-        let traceParent: TraceParent
-        if let forwarded, let theirs = forwarded.context.traceParent(through: forwardingTo) {
-            traceParent = theirs
-        } else if let parent = parentContext.traceParent(through: forwardingTo) {
-            traceParent = TraceParent.child(of: parent)
+        let ids: SpanIDs
+        if let theirs = forwarded.context.spanIDs(through: forwardingTo) {
+            ids = theirs
+        } else if let parent = parentContext.spanIDs(through: forwardingTo) {
+            ids = parent.child()
         } else {
-            traceParent = TraceParent.random()
+            ids = SpanIDs.random()
         }
-        spanContext[TraceParentKey.self] = traceParent
         return RequestSpan(
-            operationName: operationName, kind: kind, context: spanContext, traceParent: traceParent,
+            operationName: operationName, kind: kind, baseContext: forwarded.context, ids: ids,
             startedAt: startedAt, forwarded: forwarded, tracer: self
         )
     }
@@ -82,8 +88,10 @@ public final class RequestSpanTracer: Tracing.Tracer {
             forwardingTo.extract(carrier, into: &context, using: extractor)
             return
         }
-        if let value = extractor.extract(key: "traceparent", from: carrier), let parent = TraceParent(headerValue: value) {
-            context[TraceParentKey.self] = parent
+        if let value = extractor.extract(key: "traceparent", from: carrier),
+           let parent = TraceParent(headerValue: value), let ids = SpanIDs(parent) {
+            context[TraceParentKey.self] = ids
+            context[RequestSpanKey.self] = nil
         }
     }
 
@@ -93,8 +101,8 @@ public final class RequestSpanTracer: Tracing.Tracer {
             forwardingTo.inject(context, into: &carrier, using: injector)
             return
         }
-        if let parent = context[TraceParentKey.self] {
-            injector.inject(parent.headerValue, forKey: "traceparent", into: &carrier)
+        if let ids = context.ownSpanIDs {
+            injector.inject(ids.traceParent.headerValue, forKey: "traceparent", into: &carrier)
         }
     }
 }

@@ -1,9 +1,18 @@
 import APITraceCapture
 import Instrumentation
 
-/// Where the span context of spans started by ``RequestSpanTracer`` is kept in a `ServiceContext`.
+/// Where a span started by ``RequestSpanTracer`` is kept in its `ServiceContext`, for child spans
+/// and `inject` to read its ids: the span itself, a reference the context stores inline (its ids,
+/// 25 bytes, would be boxed). The context keeps the span alive as long as it lives; the span does
+/// not keep that context, so there is no cycle.
+enum RequestSpanKey: ServiceContextKey {
+    typealias Value = RequestSpan
+    static let nameOverride: String? = "apitrace.span"
+}
+
+/// Where the W3C ids of a `traceparent` that ``RequestSpanTracer`` extracted from a carrier are kept.
 enum TraceParentKey: ServiceContextKey {
-    typealias Value = TraceParent
+    typealias Value = SpanIDs
     static let nameOverride: String? = "apitrace.traceparent"
 }
 
@@ -22,14 +31,21 @@ struct DictionaryExtractor: Extractor {
 }
 
 extension ServiceContext {
-    /// The W3C context of this service context: ours when a ``RequestSpanTracer`` span made it,
+    /// The ids kept by ``RequestSpanTracer``: its innermost span's, or an extracted `traceparent`.
+    var ownSpanIDs: SpanIDs? {
+        // Outside any span the context is empty: no lookup (hashing) at all.
+        guard !isEmpty else { return nil }
+        return self[RequestSpanKey.self]?.ids ?? self[TraceParentKey.self]
+    }
+
+    /// The W3C ids of this service context: ours when a ``RequestSpanTracer`` span made it,
     /// otherwise whatever `instrument` (the forwarded tracer) writes as `traceparent`.
-    func traceParent(through instrument: (any Instrument)?) -> TraceParent? {
-        if let ours = self[TraceParentKey.self] { return ours }
+    func spanIDs(through instrument: (any Instrument)?) -> SpanIDs? {
+        if let ours = ownSpanIDs { return ours }
         guard let instrument else { return nil }
         var headers: [String: String] = [:]
         instrument.inject(self, into: &headers, using: DictionaryInjector())
-        return headers["traceparent"].flatMap(TraceParent.init(headerValue:))
+        return headers["traceparent"].flatMap(TraceParent.init(headerValue:)).flatMap(SpanIDs.init)
     }
 }
 
@@ -42,6 +58,6 @@ extension TraceContextProvider {
     /// configuration.traceContext = .serviceContext
     /// ```
     public static let serviceContext = TraceContextProvider {
-        ServiceContext.current?.traceParent(through: InstrumentationSystem.instrument)
+        ServiceContext.current?.spanIDs(through: InstrumentationSystem.instrument)?.traceParent
     }
 }

@@ -79,6 +79,22 @@ struct CaptureCases: Sendable {
                 span.attributes["http.status_code"] = SpanAttribute.int64(200)
             }
         })
+        // The same span through a tracer that forwards every span (here one that keeps nothing).
+        let forwardingSpanTracer = RequestSpanTracer(recorder: tracer, forwardingTo: NoOpTracer())
+        results.append(measure("distributed-tracing span -> request, forwarding (NoOpTracer)") {
+            forwardingSpanTracer.withSpan("GET", ofKind: .client) { span in
+                span.attributes["http.request.method"] = "GET"
+                span.attributes["server.address"] = "api.example.com"
+                span.attributes["url.path"] = "/apps/42"
+                span.attributes["http.status_code"] = SpanAttribute.int64(200)
+            }
+        })
+        // Exactly what AsyncHTTPClient does per request, through the existentials it holds.
+        let request = AsyncHTTPClientRequestSpan()
+        let anySpanTracer: any Tracing.Tracer = spanTracer
+        let anyNoOpTracer: any Tracing.Tracer = NoOpTracer()
+        results.append(measure("AsyncHTTPClient span calls -> request") { request.run(anySpanTracer) })
+        results.append(measure("AsyncHTTPClient span calls, NoOpTracer (baseline)") { request.run(anyNoOpTracer) })
         results.append(measure("recordError, unlimited (every event written)") { errorTracer.recordError(SampleAppError.offline) })
         results.append(measure("recordError, default limit (10/min: suppressed)") { tracer.recordError(SampleAppError.offline) })
         results.append(measure("swift-log info, no-op handler (level check only)") { noop.info("GET /apps/{id} -> 200") })
@@ -117,5 +133,31 @@ struct CaptureCases: Sendable {
     private func summarize(_ name: String, _ samples: inout [Int]) -> CaptureResult {
         samples.sort()
         return CaptureResult(name: name, median: samples[samples.count / 2], p99: samples[samples.count * 99 / 100])
+    }
+}
+
+/// The span calls AsyncHTTPClient 1.37 makes per request (`RequestBag+Tracing.swift`,
+/// `TracingSupport.swift`): a client span started through `any Tracer` with no `withSpan`, the
+/// request attributes (absent ones written as `nil`), the response status, then `end()`. The URL
+/// parts are made at run time once (not literals), as AsyncHTTPClient's come from the parsed URL.
+struct AsyncHTTPClientRequestSpan: Sendable {
+    let scheme = "https"
+    let host = String(decoding: Array("api.example.com".utf8), as: UTF8.self)
+    let path = String(decoding: Array("/apps/42".utf8), as: UTF8.self)
+    let fullURL = String(decoding: Array("https://api.example.com/apps/42?page=2".utf8), as: UTF8.self)
+    let query = "page=2"
+
+    func run(_ tracer: any Tracing.Tracer) {
+        let span: any Tracing.Span = tracer.startSpan("GET", ofKind: .client)
+        span.attributes["http.request.method"] = "GET"
+        span.attributes["url.scheme"] = scheme
+        span.attributes["server.address"] = host
+        span.attributes["server.port"] = 443
+        span.attributes["http.request.body.size"] = nil as Int?
+        span.attributes["url.path"] = path
+        span.attributes["url.full"] = fullURL
+        span.attributes["url.query"] = query
+        span.attributes["http.response.status_code"] = SpanAttribute.int64(200)
+        span.end()
     }
 }

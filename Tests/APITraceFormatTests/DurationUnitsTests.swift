@@ -12,4 +12,16 @@ import Testing
         // Two saturated values still add without trapping.
         #expect(Duration.seconds(Int64.max).wholeMilliseconds &+ Duration.seconds(Int64.max).wholeMilliseconds > 0)
     }
+
+    @Test("milliseconds are the same on both sides of 2^64 attoseconds (about 18.45 s), where the fast path stops, and below zero")
+    func millisecondsAcrossTheWordBoundary() {
+        // Expected values written out by hand.
+        #expect(Duration.nanoseconds(1).inMilliseconds == 0.000001)
+        #expect((Duration.seconds(18) + .milliseconds(446)).inMilliseconds == 18_446)
+        #expect((Duration.seconds(18) + .milliseconds(447)).inMilliseconds == 18_447)
+        #expect(Duration.seconds(19).inMilliseconds == 19_000)
+        #expect(Duration.seconds(3600).inMilliseconds == 3_600_000)
+        #expect(Duration.milliseconds(-250).inMilliseconds == -250)
+        #expect(Duration.seconds(-19).inMilliseconds == -19_000)
+    }
 }

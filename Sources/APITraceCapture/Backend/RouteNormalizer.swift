@@ -29,7 +29,7 @@ public struct RouteNormalizer: Sendable, Equatable {
         return path.withUTF8 { normalize(bytes: $0) }
     }
 
-    /// The route for the path in `bytes`, stopping at `?` or `#`; copies only when something changes.
+    /// The route for the path in `bytes`, stopping at `?` or `#`.
     func normalize(bytes: UnsafeBufferPointer<UInt8>) -> String {
         var end = 0
         while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
@@ -45,25 +45,37 @@ public struct RouteNormalizer: Sendable, Equatable {
             }
             return stripped.withUnsafeBufferPointer { normalize(bytes: $0) }
         }
-        var output: [UInt8] = []
-        var copied = 0  // bytes[0..<copied] are already accounted for in `output`
-        var segmentStart = 0
-        var index = 0
-        while index <= end {
-            if index == end || bytes[index] == UInt8(ascii: "/") {
-                if index > segmentStart, isID(UnsafeBufferPointer(rebasing: bytes[segmentStart..<index])) {
-                    if output.isEmpty { output.reserveCapacity(end + 8) }
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<segmentStart]))
-                    output.append(contentsOf: placeholder.utf8)
-                    copied = index
+        // Most paths with an id are short: the route is built in a temporary buffer (on the stack
+        // when small) and becomes a string once, which is a small string with no allocation up to
+        // 15 bytes. Each id segment has at least one byte and becomes `placeholder`, so the route
+        // is at most `end * max(placeholder bytes, 1)` bytes.
+        var placeholder = self.placeholder
+        return placeholder.withUTF8 { placeholder in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: end * max(placeholder.count, 1)) { output in
+                var written = 0
+                func append(_ part: UnsafeBufferPointer<UInt8>) {
+                    guard let base = part.baseAddress, !part.isEmpty else { return }
+                    (output.baseAddress! + written).update(from: base, count: part.count)
+                    written += part.count
                 }
-                segmentStart = index + 1
+                var copied = 0  // bytes[0..<copied] are already accounted for in `output`
+                var segmentStart = 0
+                var index = 0
+                while index <= end {
+                    if index == end || bytes[index] == UInt8(ascii: "/") {
+                        if index > segmentStart, isID(UnsafeBufferPointer(rebasing: bytes[segmentStart..<index])) {
+                            append(UnsafeBufferPointer(rebasing: bytes[copied..<segmentStart]))
+                            append(placeholder)
+                            copied = index
+                        }
+                        segmentStart = index + 1
+                    }
+                    index += 1
+                }
+                append(UnsafeBufferPointer(rebasing: bytes[copied..<end]))
+                return String(decoding: UnsafeBufferPointer(rebasing: output[0..<written]), as: UTF8.self)
             }
-            index += 1
         }
-        if copied == 0 { return String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self) }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<end]))
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Whether a path segment looks like an id.

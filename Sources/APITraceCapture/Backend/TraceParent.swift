@@ -21,10 +21,10 @@ public struct TraceParent: Sendable, Equatable {
 
     /// A new trace with random ids, sampled.
     public static func random() -> TraceParent {
-        let random = FastRandom.shared
-        var high = random.next()
+        var (high, low, span) = FastRandom.shared.nextThree()
         if high == 0 { high = 1 }
-        return TraceParent(traceID: hex(high, random.next()), parentID: hex(random.next() | 1), flags: 1)
+        span |= 1
+        return TraceParent(traceID: hex(high, low), parentID: hex(span), flags: 1)
     }
 
     /// A new span in `parent`'s trace: same trace id and flags, new random parent id.
@@ -65,17 +65,43 @@ public struct TraceParent: Sendable, Equatable {
         UInt8(truncatingIfNeeded: value < 10 ? 48 + value : 87 + value)
     }
 
-    /// Lowercase hex of the values, 16 digits each, written straight into the string's storage.
-    private static func hex(_ values: UInt64...) -> String {
-        String(unsafeUninitializedCapacity: values.count * 16) { buffer in
-            var index = 0
-            for value in values {
-                for shift in stride(from: 60, through: 0, by: -4) {
-                    buffer[index] = digit((value >> UInt64(shift)) & 15)
-                    index += 1
-                }
-            }
-            return index
+    /// Lowercase hex of a 128-bit id held as two halves: 32 digits, written straight into the string's storage.
+    package static func hex(_ high: UInt64, _ low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            write(high, into: buffer, at: 0)
+            write(low, into: buffer, at: 16)
+            return 32
         }
+    }
+
+    /// Lowercase hex of a 64-bit id: 16 digits.
+    package static func hex(_ value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            write(value, into: buffer, at: 0)
+            return 16
+        }
+    }
+
+    /// Writes the 16 hex digits of `value` at `start`: eight digits per store, computed in a word.
+    @inline(__always)
+    private static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        // Unchecked: the callers size the buffer; this runs for every traced span and injected header.
+        let base = UnsafeMutableRawPointer(buffer.baseAddress! + start)
+        base.storeBytes(of: hexDigits(UInt32(truncatingIfNeeded: value >> 32)).bigEndian, as: UInt64.self)
+        base.storeBytes(of: hexDigits(UInt32(truncatingIfNeeded: value)).bigEndian, toByteOffset: 8, as: UInt64.self)
+    }
+
+    /// The eight lowercase hex digits of `value` as ASCII bytes, the digit of nibble k in byte k
+    /// (so the most significant digit is the word's most significant byte).
+    @inline(__always)
+    private static func hexDigits(_ value: UInt32) -> UInt64 {
+        // Spread the nibbles one per byte.
+        var v = UInt64(value)
+        v = (v | (v << 16)) & 0x0000_FFFF_0000_FFFF
+        v = (v | (v << 8)) & 0x00FF_00FF_00FF_00FF
+        v = (v | (v << 4)) & 0x0F0F_0F0F_0F0F_0F0F
+        // 1 in each byte holding 10...15, which need `a`-`f` (0x27 past `0` + n) instead of `0` + n.
+        let letters = ((v &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return v &+ 0x3030_3030_3030_3030 &+ letters &* 0x27
     }
 }

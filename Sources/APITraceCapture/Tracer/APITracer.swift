@@ -44,21 +44,24 @@ public final class APITracer: Sendable {
     /// Sends an event through the configured steps to every sink.
     ///
     /// Never throws and never blocks on I/O: sinks queue events, and a sink's failure stays inside it.
-    public func record(_ event: TraceEvent) {
+    public func record(_ event: consuming TraceEvent) {
         submit(event)
     }
 
     /// Runs the steps and delivers the event; `false` when a step held it back.
+    ///
+    /// The event is taken, not copied, and a request's payload is only copied when sampling
+    /// rewrites it: every traced request comes through here on the caller's thread.
     @discardableResult
-    func submit(_ event: TraceEvent, rateLimited: Bool = false) -> Bool {
-        var event = event
+    func submit(_ event: consuming TraceEvent, rateLimited: Bool = false) -> Bool {
         switch event.payload {
-        case .request(var request):
+        case .request(let request):
             guard sampler.keep(request) else { return false }
             // Failed requests are never sampled (Docs/trace-format.md), so they carry no weight.
             if sampler.isSampling, request.error == nil, let status = request.status, status < 400 {
-                request.sampleRate = sampler.successRate
-                event.payload = .request(request)
+                var sampled = request
+                sampled.sampleRate = sampler.successRate
+                event.payload = .request(sampled)
             }
         case .error(var error):
             if let errorLimiter, !rateLimited {

@@ -6,8 +6,13 @@ extension Duration {
     }
 
     /// The duration in milliseconds, as a `Double`, with sub-millisecond precision (`duration_ms`).
+    ///
+    /// Every traced request computes one: a duration under 18 s (attoseconds fitting the low word
+    /// of the stored 128-bit count, `_high == 0`) is converted directly, without `components`'
+    /// 128-bit division.
     package var inMilliseconds: Double {
-        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+        if _high == 0 { return Double(_low) / 1e15 }
+        return Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
 
     /// Whole milliseconds (truncated toward zero), saturating at ±`Int64.max / 2` so sums of a
