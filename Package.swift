@@ -300,7 +300,10 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceAnalysisTests",
-            dependencies: ["APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting", "apitrace"]
+            dependencies: [
+                "APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting", "apitrace",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
         ),
         .testTarget(
             name: "APITraceTestingTests",
