@@ -78,6 +78,41 @@ struct SummaryPackTests {
         #expect(try !Self.hit(TraceSummaryCache(directory: folder.path), path))
     }
 
+    @Test("an unfiltered run keeps the merge of its entries; the next uses it while every file is unchanged, otherwise the entries")
+    func mergedSummary() throws {
+        let traces = try GeneratedTraces(events: 8000, files: 5, seed: 36)
+        let folder = TemporaryDirectory()
+        let paths = [traces.folder.path]
+        let cold = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(cache: cold).summarize(paths: paths)) == Self.json(TraceSummarizer().summarize(paths: paths)))
+        #expect(cold.statistics.stored == 4)
+        let pack = try #require(Self.packs(folder.path).first.flatMap { SummaryPack.Opened(path: folder.path + "/" + $0) })
+        #expect(pack.merged != nil && pack.records.count == 4)
+
+        let warm = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(cache: warm).summarize(paths: paths)) == Self.json(TraceSummarizer().summarize(paths: paths)))
+        #expect(warm.statistics.hits == 4 && warm.statistics.mergedHits == 4 && warm.statistics.stored == 0)
+
+        // A filtered run uses the entries, and the pack it writes has no merged summary.
+        var filter = TraceFilter()
+        filter.since = TraceTimestamp(millisecondsSince1970: 0)
+        let filtered = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(filter: filter, cache: filtered).summarize(paths: paths))
+            == Self.json(TraceSummarizer(filter: filter).summarize(paths: paths)))
+        #expect(filtered.statistics.hits == 4 && filtered.statistics.mergedHits == 0)
+
+        // One file changed: the pack no longer applies whole; that file is read, the others come from their entries.
+        var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 7), timespec(tv_sec: 1_700_000_000, tv_nsec: 7)]
+        #expect(utimensat(AT_FDCWD, traces.paths[1], &times, 0) == 0)
+        let changed = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(cache: changed).summarize(paths: paths)) == Self.json(TraceSummarizer().summarize(paths: paths)))
+        #expect(changed.statistics.mergedHits == 0 && changed.statistics.hits == 3 && changed.statistics.misses == 1)
+        // Its pack holds the one file re-read, with its own merged summary, used from then on with the entries of the first.
+        let again = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(cache: again).summarize(paths: paths)) == Self.json(TraceSummarizer().summarize(paths: paths)))
+        #expect(again.statistics.hits == 4 && again.statistics.mergedHits == 1)
+    }
+
     @Test("past the most packs kept, a run merges them into one holding each file's newest entry")
     func compaction() throws {
         let traces = try GeneratedTraces(events: 6000, files: 4, seed: 33)
@@ -90,6 +125,8 @@ struct SummaryPackTests {
         }
         let cache = TraceSummaryCache(directory: folder.path)
         #expect(cache.contents().packs == 1 && cache.contents().entries == 4)
+        let merged = try #require(Self.packs(folder.path).first.flatMap { SummaryPack.Opened(path: folder.path + "/" + $0) })
+        #expect(merged.merged != nil)
         for path in traces.paths { #expect(try Self.hit(cache, path)) }
         // And the report read through the merged pack is the uncached one.
         let uncached = TraceSummarizer().summarize(files: traces.paths)
@@ -147,6 +184,11 @@ struct SummaryPackTests {
                 withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange((footer + 32)..<(footer + 40), with: $0) }
             }
             guard let pack = try open(bytes) else { continue }
+            if let merged = pack.readMerged(), let summary = merged.withUnsafeBytes({ TraceSummaryCache.decodeMerged($0) }) {
+                var total = TraceSummary()
+                total.merge(summary)
+                _ = Self.json(total)
+            }
             for record in pack.records {
                 // Whatever the index says, a record lies inside the pack and reads back whole or not at all.
                 #expect(record.offset >= Int64(SummaryPack.headerBytes) && record.offset + Int64(record.length) <= Int64(indexOffset))
@@ -161,17 +203,32 @@ struct SummaryPackTests {
             }
         }
         // Through the summarizer: a damaged pack in the folder changes nothing in the report.
-        for damage in 0..<3 {
+        let merged = try #require(try open(original)?.merged)
+        var since = TraceFilter()
+        since.since = TraceTimestamp(millisecondsSince1970: 0)
+        let uncachedSince = Self.json(TraceSummarizer(filter: since).summarize(paths: [traces.folder.path]))
+        for damage in 0..<4 {
             var bytes = original
             switch damage {
             case 0: bytes = Array(bytes.prefix(bytes.count - 7))
             case 1: bytes[footer + 36] ^= 0x01
-            default: bytes[SummaryPack.headerBytes + 100] ^= 0x40
+            case 2: bytes[SummaryPack.headerBytes + 100] ^= 0x40
+            default: bytes[Int(merged.offset) + merged.length / 2] ^= 0x40
             }
             try Data(bytes).write(to: URL(fileURLWithPath: folder.path + "/" + name))
             let cache = TraceSummaryCache(directory: folder.path)
             #expect(Self.json(TraceSummarizer(cache: cache).summarize(paths: [traces.folder.path])) == uncached)
-            #expect(cache.statistics.misses >= 1)
+            switch damage {
+            case 0, 1: #expect(cache.statistics.misses == 3, "the whole pack is ignored")
+            case 2:
+                // The merged summary stands in for the damaged entry; a filtered run needs the entry, finds it damaged, reads the file.
+                #expect(cache.statistics.mergedHits == 3)
+                for other in Self.packs(folder.path) where other != name { unlink(folder.path + "/" + other) }
+                let filtered = TraceSummaryCache(directory: folder.path)
+                #expect(Self.json(TraceSummarizer(filter: since, cache: filtered).summarize(paths: [traces.folder.path])) == uncachedSince)
+                #expect(filtered.statistics.misses == 1 && filtered.statistics.hits == 2)
+            default: #expect(cache.statistics.mergedHits == 0 && cache.statistics.hits == 3, "a damaged merged summary: the entries")
+            }
             for other in Self.packs(folder.path) where other != name { unlink(folder.path + "/" + other) }
         }
     }

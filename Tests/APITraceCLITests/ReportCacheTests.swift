@@ -97,8 +97,8 @@ struct ReportCacheTests {
             }
         }
         // Without filters every finished file got an entry: 3 generated and 4 damaged ones.
-        let stored = Self.entries(dir.path + "/cache-0-json")
-        #expect(stored.count >= 6 && stored.count <= 7, "\(stored)")
+        let stored = Self.entryCount(dir.path + "/cache-0-json")
+        #expect(stored >= 6 && stored <= 7, "\(stored)")
     }
 
     /// Server errors in plain trace files, counted from the text alone (not through apitrace's reader).

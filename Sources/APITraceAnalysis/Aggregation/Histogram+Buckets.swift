@@ -17,8 +17,19 @@ extension Histogram where Count == UInt64 {
               half < 32, unit < 64 else { return nil }
         var buckets: [(value: UInt64, count: UInt64)] = []
         let halfCount = 1 << Int(half)
+        // The library's countsIndexForValue: only the counters between the smallest and largest
+        // value recorded can be non-zero.
+        func index(_ value: UInt64) -> Int {
+            let magnitude = Int(half) + 1
+            let mask = ((UInt64(1) << UInt64(magnitude)) - 1) << UInt64(unit)
+            let bucket = (64 - Int(unit) - magnitude) - (value | mask).leadingZeroBitCount
+            let subBucket = Int(truncatingIfNeeded: value >> UInt64(bucket + Int(unit)))
+            return ((bucket + 1) << Int(half)) + (subBucket - halfCount)
+        }
         counts.withUnsafeBufferPointer { counts in
-            for index in counts.indices where counts[index] != 0 {
+            let lower = Swift.max(0, index(self.min)), upper = Swift.min(counts.count, index(maxRecorded) + 1)
+            guard lower < upper else { return }
+            for index in lower..<upper where counts[index] != 0 {
                 // The library's valueFromIndex.
                 var bucket = (index >> Int(half)) - 1
                 var subBucket = (index & (halfCount - 1)) + halfCount
@@ -31,6 +42,8 @@ extension Histogram where Count == UInt64 {
                 buckets.append((UInt64(subBucket) << UInt64(shift), counts[index]))
             }
         }
+        // Every value must have been found; otherwise the layout is not what this code reads.
+        guard buckets.reduce(0, { $0 &+ $1.count }) == totalCount else { return nil }
         return buckets
     }
 }

@@ -78,7 +78,7 @@ public struct TraceSummarizer: Sendable {
         var packSummaries: [TraceSummary] = []
         if let cache, files.contains(where: \.cacheable) {
             cache.loadIndex()
-            if whole {
+            if whole, cache.hasMergedSummaries {
                 let run = files.filter(\.cacheable).compactMap { file in
                     FileStatus(path: file.path).map { TraceSummaryCache.RunFile(path: file.path, absolutePath: absolute(file.path), status: $0) }
                 }

@@ -242,7 +242,7 @@ enum SummaryPack {
         /// Writes the merged summary (when given: the merge of exactly the entries appended), the
         /// index and the footer, and renames the pack into place: the number of entries it holds,
         /// or nil when nothing was kept (no entries, or a write failed).
-        func finish(merged: [UInt8]? = nil) -> Int? {
+        func finish(merged: [UInt8]?) -> Int? {
             let (end, records, failed) = state.withLock { state in
                 defer { state.closed = true }
                 return state.closed ? (0, [], true) : (state.end, state.records.sorted { $0.offset < $1.offset }, state.failed)

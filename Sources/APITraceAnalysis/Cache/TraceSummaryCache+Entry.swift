@@ -72,13 +72,21 @@ extension TraceSummaryCache {
     }
 
     static func decode(_ raw: UnsafeRawBufferPointer, absolutePath: String, status: FileStatus, granularity: Int64) -> Entry? {
+        guard let parsed = parse(raw), parsed.absolutePath == absolutePath, parsed.status == status,
+              parsed.granularity == granularity else { return nil }
+        return parsed.entry
+    }
+
+    /// An entry and the key it was stored under, decoded as hostile input; nil when it is not a
+    /// whole entry of this format.
+    static func parse(_ raw: UnsafeRawBufferPointer) -> (absolutePath: String, status: FileStatus, granularity: Int64, entry: Entry)? {
         do {
             guard isIntact(raw) else { return nil }
             var r = BinaryReader(raw)
             r.skip(prefixBytes)
-            guard try r.string() == absolutePath,
-                  try r.get(Int64.self) == status.size, try r.get(Int64.self) == status.modifiedNanoseconds,
-                  try r.get(UInt64.self) == status.inode, try r.get(Int64.self) == granularity else { return nil }
+            let path = try r.string()
+            let status = FileStatus(size: try r.get(Int64.self), modifiedNanoseconds: try r.get(Int64.self), inode: try r.get(UInt64.self))
+            let granularity = try r.get(Int64.self)
             let header: String??
             switch try r.get(UInt8.self) {
             case 0: header = .none
@@ -88,7 +96,7 @@ extension TraceSummaryCache {
             }
             let summary = try TraceSummary(decoding: &r)
             guard r.remaining == 0 else { return nil }
-            return Entry(summary: summary, header: header)
+            return (path, status, granularity, Entry(summary: summary, header: header))
         } catch {
             return nil
         }

@@ -9,7 +9,8 @@ extension TraceSummaryCache {
     /// the bound the oldest-written entries are dropped until the pack holds at most 80 % of it
     /// (so the next runs do not each evict a few). Returns how many entries were dropped for size.
     ///
-    /// Entries are copied as they are, each checked whole (magic, version, checksum) first. Only
+    /// Entries are copied as they are, each decoded and checked against its index record first,
+    /// and merged into the new pack's merged summary. Only
     /// the packs listed here are removed afterwards: a pack another run renames into place
     /// meanwhile is kept, and a run still reading a removed pack keeps its open descriptor. Also
     /// removes entries of the old one-file-per-entry format and temporary packs abandoned for an hour.
@@ -41,16 +42,27 @@ extension TraceSummaryCache {
         var evicted = newest.count - kept
         if kept > 0 {
             guard let writer = SummaryPack.Writer(directory: directory) else { return 0 }
+            // The merged pack gets a merged summary too, so unfiltered runs keep skipping its
+            // entries: the merge of exactly the entries copied, when they share one granularity.
+            let granularity = newest[0].record.granularity
+            var merged: TraceSummary? = TraceSummary(timeSeriesGranularity: granularity)
             // Oldest first, so a later eviction drops them in the order they were written.
             for (pack, record) in newest[..<kept].reversed() {
-                guard let entry = pack.read(record), entry.withUnsafeBytes(isIntact) else {
+                guard let entry = pack.read(record),
+                      let parsed = entry.withUnsafeBytes(parse), parsed.status == record.status,
+                      parsed.granularity == record.granularity, key(parsed.absolutePath) == record.key else {
                     evicted += 1
                     continue
                 }
                 writer.append(entry, key: record.key, status: record.status, granularity: record.granularity)
+                if record.granularity == granularity { merged?.merge(parsed.entry.summary) } else { merged = nil }
             }
             // Nothing appended (every entry was damaged) still removes the old packs; a failed write keeps them.
-            guard writer.finish() != nil || writer.entryBytes == 0 else { return 0 }
+            // The merged summary is kept only while the pack stays within the goal with it.
+            let mergedBytes = merged.map(encodeMerged).flatMap { bytes in
+                writer.entryBytes + Int64(bytes.count + kept * SummaryPack.recordBytes) + overhead <= goal ? bytes : nil
+            }
+            guard writer.finish(merged: mergedBytes) != nil || writer.entryBytes == 0 else { return 0 }
         }
         for path in listing.packs { unlink(path) }
         return evicted

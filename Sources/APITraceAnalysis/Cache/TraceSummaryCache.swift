@@ -40,6 +40,8 @@ public final class TraceSummaryCache: Sendable {
     public struct Statistics: Sendable, Equatable {
         /// Files whose summary came from the cache.
         public var hits = 0
+        /// Of the hits, files served through a pack's merged summary, without reading their entries.
+        public var mergedHits = 0
         /// Cacheable files read because no valid entry matched them.
         public var misses = 0
         /// Entries written.
@@ -213,6 +215,12 @@ public final class TraceSummaryCache: Sendable {
         state.withLock { $0.stats.evicted += evicted }
     }
 
+    /// True when a pack of the folder holds a merged summary (so ``mergedSummaries(of:granularity:)`` may find one).
+    var hasMergedSummaries: Bool {
+        loadIndex()
+        return state.withLock { $0.index?.packs.contains { $0.merged != nil } ?? false }
+    }
+
     /// A file of this run, for ``mergedSummaries(of:granularity:)``.
     struct RunFile {
         var path: String
@@ -255,7 +263,7 @@ public final class TraceSummaryCache: Sendable {
             }
             summaries.append(summary)
         }
-        state.withLock { $0.stats.hits += covered.count }
+        state.withLock { $0.stats.hits += covered.count; $0.stats.mergedHits += covered.count }
         return (summaries, covered)
     }
 
