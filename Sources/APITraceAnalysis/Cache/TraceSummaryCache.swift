@@ -174,21 +174,17 @@ public final class TraceSummaryCache: Sendable {
         return written
     }
 
-    /// This run's pack, created on first use (outside the lock: it creates a file).
+    /// This run's pack, created on first use. Made under the lock, once per run: the other
+    /// threads wait for one `mkdir` and one `open` rather than each making a pack of its own.
     private func packWriter() -> SummaryPack.Writer? {
-        let existing: SummaryPack.Writer?? = state.withLock { state in
-            state.stats.readOnly ? .some(nil) : state.writer.map { .some($0) }
-        }
-        if let existing { return existing }
-        let made: SummaryPack.Writer? = {
-            guard (try? FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil else { return nil }
-            return SummaryPack.Writer(directory: directory)
-        }()
-        // Two threads may both have made one: the first kept wins, the other is dropped (its deinit removes its file).
-        return state.withLock { state in
-            if state.writer == nil, let made { state.writer = made }
-            if state.writer == nil { state.stats.readOnly = true }
+        state.withLock { state in
+            if state.writer == nil, !state.stats.readOnly {
+                if (try? FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil {
+                    state.writer = SummaryPack.Writer(directory: directory)
+                }
+                if state.writer == nil { state.stats.readOnly = true }
+            }
             return state.writer
         }
     }
