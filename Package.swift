@@ -294,7 +294,10 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceAnalysisTests",
-            dependencies: ["APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting"]
+            dependencies: [
+                "APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
         ),
         .testTarget(
             name: "APITraceTestingTests",

@@ -65,9 +65,10 @@ struct IncrementalReportBenchmark {
                     throw ValidationError("the \(b) report differs from the \(a) one (\(out(a)), \(out(b)))")
                 }
             }
-            let entries = ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter { $0.hasSuffix(".summary") }
-            let cacheBytes = entries.reduce(0) { $0 + (FileStatus(path: cache + "/" + $1).map { Int($0.size) } ?? 0) }
-            if round == 1 { print("cache: \(entries.count) entries, \(benchmark.mb(cacheBytes)) MB (\(cacheBytes / max(1, entries.count)) bytes each)") }
+            let held = TraceSummaryCache(directory: cache).contents()
+            if round == 1 {
+                print("cache: \(held.entries) entries in \(held.packs) pack(s), \(benchmark.mb(Int(held.bytes))) MB (\(Int(held.bytes) / max(1, held.entries)) bytes each)")
+            }
             print("round \(round) of \(benchmark.runs) done (load average \(benchmark.loadAverage()))")
         }
         let order = ["uncached (--no-cache)", "first run (cold cache)", "second run (warm)", "after 10 new files",

@@ -83,9 +83,18 @@ public struct QuantileSketch: Sendable {
     @inline(__always)
     public mutating func record(_ value: Double, weight: UInt64 = 1) {
         let clean = value.isFinite && value > 0 ? Swift.min(value, 1e15) : 0
+        let scaled = UInt64((clean * 1000).rounded())
         if let pending = buckets { histogram = pending.histogram; buckets = nil }
-        if histogram == nil { histogram = Self.emptyHistogram }
-        histogram!.record(UInt64((clean * 1000).rounded()), count: weight)
+        if histogram == nil {
+            histogram = Self.emptyHistogram(holding: scaled)
+        } else if scaled > histogram!.highestTrackableValue {
+            // Copying a larger empty histogram and adding this one is much cheaper than the
+            // library's own resize (generic code), which long SSE connections hit on every file.
+            var larger = Self.emptyHistogram(holding: scaled)
+            larger.add(histogram!)
+            histogram = larger
+        }
+        histogram!.record(scaled, count: weight)
         count &+= weight
         sum += clean * Double(weight)
     }

@@ -36,10 +36,14 @@ public struct TimeSeries: Sendable {
 
     /// Adds another series, coarsening either to the larger granularity first.
     public mutating func merge(_ other: TimeSeries) {
-        var other = other
         if other.granularitySeconds > granularitySeconds { coarsen(to: other.granularitySeconds) }
-        if granularitySeconds > other.granularitySeconds { other.coarsen(to: granularitySeconds) }
-        for (start, bucket) in other.buckets { buckets[start, default: TimeBucket()].merge(bucket) }
+        if granularitySeconds > other.granularitySeconds {
+            // Re-bucketed as they are added, rather than through a coarsened copy: a report merges
+            // thousands of fine per-file series into one coarse total.
+            for (start, bucket) in other.buckets { buckets[bucketStart(milliseconds: start * 1000), default: TimeBucket()].merge(bucket) }
+        } else {
+            for (start, bucket) in other.buckets { buckets[start, default: TimeBucket()].merge(bucket) }
+        }
         while buckets.count > Self.maximumBuckets { coarsen(to: Self.next(after: granularitySeconds)) }
     }
 

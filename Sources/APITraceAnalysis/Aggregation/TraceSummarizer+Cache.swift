@@ -9,17 +9,21 @@ extension TraceSummarizer {
     /// (the summary does not keep events apart by them) and every event of the file lies inside the
     /// time range; an app-version filter is answered from the stored header. A `--since` or
     /// `--until` cutting through the file means reading it.
-    func summarize(_ reader: TraceFileReader, cacheable: Bool, directory: String) -> TraceSummary {
+    ///
+    /// `stored` is true when the file was read and its entry added to this run's pack; the summary
+    /// is then that entry's (the filter is empty, or the file's entry would not answer it whole).
+    func summarize(_ reader: TraceFileReader, cacheable: Bool, directory: String) -> (summary: TraceSummary, stored: Bool) {
         let granularity = timeSeriesGranularity
         var aggregator = TraceAggregator(filter: filter, timeSeriesGranularity: granularity)
         guard let cache, cacheable, !filter.hasFieldConditions,
               TraceFileName(fileName: reader.path).map({ filter.mayMatch(fileStarted: $0.started) }) ?? true,
               let status = FileStatus(path: reader.path) else {
             aggregator.read(reader)
-            return aggregator.summary()
+            return (aggregator.summary(), false)
         }
         let absolute = reader.path.hasPrefix("/") ? reader.path : directory + "/" + reader.path
         var entry = cache.entry(absolutePath: absolute, path: reader.path, status: status, granularity: granularity)
+        var stored = false
         if entry == nil {
             // Read the whole file without filters, so the entry serves every later run.
             var whole = TraceAggregator(timeSeriesGranularity: granularity)
@@ -39,19 +43,19 @@ extension TraceSummarizer {
             // its status) or that changed while it was read.
             let failed = read.summary.warnings.contains { if case .unreadable = $0.kind { true } else { false } }
             if !failed, FileStatus(path: reader.path) == status {
-                cache.store(read, absolutePath: absolute, path: reader.path, status: status, granularity: granularity)
+                stored = cache.store(read, absolutePath: absolute, path: reader.path, status: status, granularity: granularity)
             }
         }
-        guard let entry else { return aggregator.summary() }
+        guard let entry else { return (aggregator.summary(), false) }
         if let wanted = filter.appVersion, case .some(let version) = entry.header, version != wanted {
             var declined = TraceSummary(timeSeriesGranularity: granularity)
             declined.filesFiltered = 1
-            return declined
+            return (declined, false)
         }
         let inRange = entry.summary.firstEvent.map { filter.matches(time: $0) } ?? true
             && entry.summary.lastEvent.map { filter.matches(time: $0) } ?? true
-        if inRange { return entry.summary }
+        if inRange { return (entry.summary, stored && filter.isEmpty) }
         aggregator.read(reader)
-        return aggregator.summary()
+        return (aggregator.summary(), false)
     }
 }

@@ -67,15 +67,46 @@ public struct TraceSummarizer: Sendable {
     }
 
     private func summarize(_ files: [(path: String, cacheable: Bool)], progress: Progress?) -> TraceSummary {
-        let total = Accumulator(TraceSummary(timeSeriesGranularity: timeSeriesGranularity))
         let cacheable = Dictionary(files.map { ($0.path, $0.cacheable) }) { a, b in a && b }
         let directory = FileManager.default.currentDirectoryPath
-        _ = ParallelTraceReader.map(files.map(\.path), parallelism: parallelism) { reader in
-            let done = total.merge(summarize(reader, cacheable: cacheable[reader.path] ?? false, directory: directory))
-            progress?(done, files.count)
+        let absolute = { (path: String) in path.hasPrefix("/") ? path : directory + "/" + path }
+        let granularity = timeSeriesGranularity
+        // Unfiltered, the entries a run stores are exactly what it merges: their merge is kept with
+        // the pack, and packs whose files are all here and unchanged stand in for those files.
+        let whole = cache != nil && filter.isEmpty
+        var toRead = files.map(\.path)
+        var packSummaries: [TraceSummary] = []
+        if let cache, files.contains(where: \.cacheable) {
+            cache.loadIndex()
+            if whole, cache.hasMergedSummaries {
+                let run = files.filter(\.cacheable).compactMap { file in
+                    FileStatus(path: file.path).map { TraceSummaryCache.RunFile(path: file.path, absolutePath: absolute(file.path), status: $0) }
+                }
+                let found = cache.mergedSummaries(of: run, granularity: granularity)
+                packSummaries = found.summaries
+                if !found.covered.isEmpty { toRead.removeAll { found.covered.contains($0) } }
+            }
         }
-        cache?.evictIfNeeded()
-        var summary = total.value
+        let done = Locked(files.count - toRead.count)
+        // Each thread merges the files it read into its own totals; the few totals are merged at the end.
+        let totals = ParallelTraceReader.reduce(toRead, parallelism: parallelism, into: {
+            (read: TraceSummary(timeSeriesGranularity: granularity), stored: TraceSummary(timeSeriesGranularity: granularity))
+        }) { totals, reader in
+            let (summary, stored) = summarize(reader, cacheable: cacheable[reader.path] ?? false, directory: directory)
+            if whole && stored { totals.stored.merge(summary) } else { totals.read.merge(summary) }
+            if let progress { progress(done.withLock { $0 += 1; return $0 }, files.count) }
+        }
+        var stored = TraceSummary(timeSeriesGranularity: granularity)
+        for total in totals { stored.merge(total.stored) }
+        if whole {
+            var named = stored
+            named.warnings = named.warnings.map { TraceReadWarning(path: absolute($0.path), kind: $0.kind, eventsKept: $0.eventsKept) }
+            cache?.finish(merged: named)
+        } else {
+            cache?.finish()
+        }
+        var summary = TraceSummary(timeSeriesGranularity: granularity)
+        for part in packSummaries + [stored] + totals.map(\.read) { summary.merge(part) }
         // Merge order varies between runs; keep warnings in file order.
         let order = Dictionary(files.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { a, _ in a })
         summary.warnings = summary.warnings.enumerated().sorted {
@@ -83,22 +114,4 @@ public struct TraceSummarizer: Sendable {
         }.map(\.element)
         return summary
     }
-}
-
-/// The running total, merged into under a lock by the reading threads.
-private final class Accumulator: Sendable {
-    private let state: Locked<(summary: TraceSummary, merged: Int)>
-
-    init(_ summary: TraceSummary) { state = Locked((summary, 0)) }
-
-    /// Merges a file's summary; returns how many files are done.
-    func merge(_ other: TraceSummary) -> Int {
-        state.withLock { state in
-            state.summary.merge(other)
-            state.merged += 1
-            return state.merged
-        }
-    }
-
-    var value: TraceSummary { state.withLock { $0.summary } }
 }

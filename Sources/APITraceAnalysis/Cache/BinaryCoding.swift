@@ -64,6 +64,9 @@ struct BinaryReader {
 
     var remaining: Int { bytes.count - offset }
 
+    /// Moves past `n` bytes already checked by the caller (at most the bytes left).
+    mutating func skip(_ n: Int) { offset += Swift.min(Swift.max(0, n), remaining) }
+
     @inline(__always)
     mutating func get<T: FixedWidthInteger>(_: T.Type) throws(Invalid) -> T {
         let size = MemoryLayout<T>.size

@@ -183,8 +183,8 @@ extension QuantileSketch {
         w.put(count); w.put(sum)
         guard count > 0, let histogram = histogram ?? buckets?.histogram else { return }
         w.put(histogram.min); w.put(histogram.maxRecorded)
-        var buckets: [(UInt64, UInt64)] = []
-        for value in histogram.recordedValues() { buckets.append((histogram.lowestEquivalentForValue(value.value), value.count)) }
+        let buckets = histogram.nonEmptyBuckets()
+            ?? histogram.recordedValues().map { (histogram.lowestEquivalentForValue($0.value), $0.count) }
         // Ascending values as varint steps, counts as varints: a few bytes per bucket.
         w.putCount(buckets.count)
         var previous: UInt64 = 0

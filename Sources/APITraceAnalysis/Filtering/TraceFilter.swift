@@ -120,4 +120,7 @@ public struct TraceFilter: Sendable, Equatable {
 
     /// True when a route or host condition is set (events then need those fields to match).
     var hasFieldConditions: Bool { route != nil || host != nil }
+
+    /// True when the filter keeps every event.
+    var isEmpty: Bool { since == nil && until == nil && route == nil && host == nil && appVersion == nil }
 }

@@ -23,6 +23,31 @@ package enum ParallelTraceReader {
         }
         return results.values()
     }
+
+    /// Runs `perFile` for every file on up to `parallelism` threads, each thread folding the files
+    /// it took into its own value (made by `initial`): returns one value per thread, to be merged
+    /// by the caller. Folding needs no lock, so the threads never wait for each other's merges.
+    package static func reduce<T: Sendable>(
+        _ files: [String], parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
+        into initial: @Sendable () -> T, _ perFile: @Sendable (inout T, TraceFileReader) -> Void
+    ) -> [T] {
+        guard !files.isEmpty else { return [] }
+        let workers = max(1, min(parallelism, files.count))
+        let results = ResultSlots<T>(count: workers)
+        let next = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            var value = initial()
+            while let index = next.withLock({ next -> Int? in
+                guard next < files.count else { return nil }
+                defer { next += 1 }
+                return next
+            }) {
+                perFile(&value, TraceFileReader(path: files[index]))
+            }
+            results.set(worker, value)
+        }
+        return results.values()
+    }
 }
 
 /// Slots written by several threads, each slot once, and the index of the next file to take.
