@@ -24,16 +24,21 @@ extension TraceSummaryCache {
         case .some(.some(let version)): w.put(UInt8(2)); w.put(version)
         }
         entry.summary.encode(into: &w)
+        return sealed(w)
+    }
+
+    static func decode(_ bytes: [UInt8], absolutePath: String, status: FileStatus, granularity: Int64) -> Entry? {
+        bytes.withUnsafeBytes { decode($0, absolutePath: absolutePath, status: status, granularity: granularity) }
+    }
+
+    /// `w`'s bytes with the payload's checksum and length written into the prefix.
+    private static func sealed(_ w: BinaryWriter) -> [UInt8] {
         var bytes = w.bytes
         let payload = bytes.count - prefixBytes
         let sum = bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[prefixBytes...])) }
         withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(8..<16, with: $0) }
         withUnsafeBytes(of: UInt64(payload).littleEndian) { bytes.replaceSubrange(16..<24, with: $0) }
         return bytes
-    }
-
-    static func decode(_ bytes: [UInt8], absolutePath: String, status: FileStatus, granularity: Int64) -> Entry? {
-        bytes.withUnsafeBytes { decode($0, absolutePath: absolutePath, status: status, granularity: granularity) }
     }
 
     /// The merge of a pack's entries, prefixed like an entry (no key: the pack's index holds them).
@@ -41,12 +46,7 @@ extension TraceSummaryCache {
         var w = BinaryWriter(capacity: 65_536)
         w.put(magic); w.put(formatVersion); w.put(UInt64(0)); w.put(UInt64(0))
         summary.encode(into: &w)
-        var bytes = w.bytes
-        let payload = bytes.count - prefixBytes
-        let sum = bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[prefixBytes...])) }
-        withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(8..<16, with: $0) }
-        withUnsafeBytes(of: UInt64(payload).littleEndian) { bytes.replaceSubrange(16..<24, with: $0) }
-        return bytes
+        return sealed(w)
     }
 
     /// What ``encodeMerged(_:)`` wrote, decoded as hostile input; nil when it is not whole.
