@@ -3,7 +3,7 @@ import Tracing
 
 extension RequestSpan {
     /// Records the `request` event of an ended HTTP client span; other client spans are not requests.
-    /// Runs on the recorder's drain queue: `ts` is the wall-clock time of `end`, not of the call.
+    /// Runs on the recorder's drain thread: `ts` is the wall-clock time of `end`, not of the call.
     func recordRequest(_ fields: HTTPSpanFields, error: (any Error)?, operationName: String, end: ContinuousClock.Instant) {
         // Newer OpenTelemetry names first where both exist.
         guard let method = fields.method ?? fields.oldMethod else { return }

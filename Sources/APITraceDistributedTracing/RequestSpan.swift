@@ -8,7 +8,7 @@ import Tracing
 /// forwarded tracer's span, when there is one.
 ///
 /// Ending a client span only stamps the end and queues the span: its event is built on the
-/// recorder's drain queue (see ``end(at:)``). Writes after the end (attributes, name, errors)
+/// recorder's drain thread (see ``end(at:)``). Writes after the end (attributes, name, errors)
 /// still reach the forwarded span but not the event, as OpenTelemetry spans stop recording when ended.
 ///
 /// Its trace and span ids stay integers until a `traceparent` header or the event needs them as
@@ -123,7 +123,7 @@ public final class RequestSpan: Tracing.Span, Sendable {
     /// Ends the span; the first call records the request, later ones do nothing here. Any thread may end it.
     ///
     /// On the caller's thread this only reads the monotonic clock and queues the span (one short
-    /// lock); the `request` event is built on the recorder's drain queue, with this end and the
+    /// lock); the `request` event is built on the recorder's drain thread, with this end and the
     /// span's start as its `ts` and `duration_ms`, and reaches the sinks within one drain, before
     /// ``APITraceCapture/APITracer/flush()`` returns at the latest.
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
@@ -140,7 +140,7 @@ public final class RequestSpan: Tracing.Span, Sendable {
 }
 
 extension RequestSpan: DeferredEvent {
-    /// Builds and records the request of the ended span, on the recorder's drain queue.
+    /// Builds and records the request of the ended span, on the recorder's drain thread.
     package func recordDeferred(endedAt end: ContinuousClock.Instant, into recorder: APITracer) {
         // Ended: nothing writes to the state any more.
         let (attributes, error, name) = state.withLock { ($0.attributes, $0.error, $0.name) }

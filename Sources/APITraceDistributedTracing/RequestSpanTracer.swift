@@ -23,9 +23,9 @@ import Tracing
 ///
 /// The caller's thread only stamps a span's end and queues it: the event is built (attributes,
 /// route, ids as text) and goes through the recorder's steps (sampling, redaction, the
-/// ``APITraceCapture/APITracer/Configuration/eventHook``) on the recorder's drain queue, one span
-/// after another in the order they ended. It reaches the sinks within one drain, microseconds
-/// later, and before ``APITraceCapture/APITracer/flush()`` (or ``forceFlush()``) returns at the
+/// ``APITraceCapture/APITracer/Configuration/eventHook``) on the recorder's drain thread, one span
+/// after another in the order they ended. It reaches the sinks within one drain, a few
+/// milliseconds later, and before ``APITraceCapture/APITracer/flush()`` (or ``forceFlush()``) returns at the
 /// latest: flush before reading a sink. Its `ts` and `duration_ms` are the span's own end and start.
 /// At most 10,000 ended spans wait; past that a span is counted in a `dropped` event (reason
 /// `span_queue_full`) instead of blocking the caller.

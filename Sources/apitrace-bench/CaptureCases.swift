@@ -95,6 +95,14 @@ struct CaptureCases: Sendable {
         let anyNoOpTracer: any Tracing.Tracer = NoOpTracer()
         results.append(measure("AsyncHTTPClient span calls -> request", flushing: tracer) { request.run(anySpanTracer) })
         results.append(measure("AsyncHTTPClient span calls, NoOpTracer (baseline)") { request.run(anyNoOpTracer) })
+        // The same calls 100 µs apart, as requests over a network come: the tracer's drain queue
+        // goes idle between spans, so every span pays for waking it.
+        results.append(measure("sparse: AsyncHTTPClient span calls -> request, 100 µs apart", flushing: tracer, apart: .microseconds(100)) {
+            request.run(anySpanTracer)
+        })
+        results.append(measure("sparse: AsyncHTTPClient span calls, NoOpTracer, 100 µs apart", apart: .microseconds(100)) {
+            request.run(anyNoOpTracer)
+        })
         results.append(measure("recordError, unlimited (every event written)") { errorTracer.recordError(SampleAppError.offline) })
         results.append(measure("recordError, default limit (10/min: suppressed)") { tracer.recordError(SampleAppError.offline) })
         results.append(measure("swift-log info, no-op handler (level check only)") { noop.info("GET /apps/{id} -> 200") })
@@ -104,9 +112,15 @@ struct CaptureCases: Sendable {
 
     /// Times `body`. With `recorder`, that tracer is flushed instead of the writer: it first builds
     /// the events of the spans ended so far (on its drain queue), so no span is counted as dropped.
-    private func measure(_ name: String, flushing recorder: APITracer? = nil, _ body: () -> Void) -> CaptureResult {
+    /// With `apart`, calls start that long after each other (the wait spins, untimed) and at most
+    /// 20,000 are timed.
+    private func measure(
+        _ name: String, flushing recorder: APITracer? = nil, apart: Duration? = nil, _ body: () -> Void
+    ) -> CaptureResult {
         if let only, !name.contains(only) { return CaptureResult(name: name + " (skipped)", median: 0, p99: 0) }
         let flush = { if let recorder { recorder.flush() } else { writer.flush() } }
+        let spacing = apart.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) }
+        let iterations = spacing == nil ? self.iterations : min(self.iterations, 20_000)
         for i in 0..<min(10_000, iterations) {
             if i % 2000 == 0 { flush() }
             body()
@@ -117,7 +131,9 @@ struct CaptureCases: Sendable {
             if i % 2000 == 0 { flush() }
             let start = DispatchTime.now().uptimeNanoseconds
             body()
-            samples[i] = Int(DispatchTime.now().uptimeNanoseconds - start)
+            let end = DispatchTime.now().uptimeNanoseconds
+            samples[i] = Int(end - start)
+            if let spacing { while DispatchTime.now().uptimeNanoseconds < start + spacing {} }
         }
         return summarize(name, &samples)
     }

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 import Tracing
 
-/// A span's event is built on the recorder's drain queue, not on the thread that ended it: what
+/// A span's event is built on the recorder's drain thread, not on the thread that ended it: what
 /// a flush guarantees, the order, the timestamps and the bound.
 @Suite("RequestSpanTracer: events built off the caller's thread")
 struct DeferredRecordingTests {
@@ -48,7 +48,7 @@ struct DeferredRecordingTests {
 
     @Test("ts is the span's end and duration_ms its start to end, even when the event is built long after")
     func timesAreTheSpans() async throws {
-        // The drain queue is held up by the first span's hook for 300 ms, so the measured span's
+        // The drain thread is held up by the first span's hook for 300 ms, so the measured span's
         // event is built at least 200 ms after it ended.
         let hookStarted = DispatchSemaphore(value: 0)
         var configuration = APITracer.Configuration(logging: .disabled)
@@ -180,6 +180,27 @@ struct DeferredRecordingTests {
         for worker in 0..<4 {
             #expect(routes.filter { $0.hasPrefix("/w\(worker)/") } == (0..<500).map { "/w\(worker)/\($0)" })
         }
+    }
+
+    @Test("with no flush, events reach the sink on their own: while spans keep ending and after the drain thread went to sleep")
+    func arrivesWithoutFlush() async throws {
+        let sink = InMemoryTraceSink()
+        let recorder = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let tracer = RequestSpanTracer(recorder: recorder)
+        let request: @Sendable (String) -> Void = { route in
+            tracer.withSpan("GET", ofKind: .client) { span in
+                span.attributes["http.request.method"] = "GET"
+                span.attributes["http.route"] = route
+                span.attributes["http.response.status_code"] = 200
+            }
+        }
+        request("/first")
+        try await waitUntil("the first span's event") { sink.events.count == 1 }
+        // Past the second the drain thread keeps looking: it sleeps, and the next span wakes it.
+        try await Task.sleep(for: .milliseconds(1500))
+        request("/after-a-pause")
+        try await waitUntil("the event of the span after the pause") { sink.events.count == 2 }
+        #expect(sink.events.compactMap(\.request).map(\.route) == ["/first", "/after-a-pause"])
     }
 
     @Test("withTestTracer: a span's event is among the requests as soon as the span ended, no flush written")

@@ -9,7 +9,7 @@ import Darwin
 extension TraceTimestamp {
     /// The wall-clock time of a past `instant` of the monotonic clock: now on the wall clock, less
     /// the time elapsed since `instant`. For events built after what they record ended (a span's
-    /// event, built on the drain queue), so their `ts` is when it ended, not when they were built.
+    /// event, built on the drain thread), so their `ts` is when it ended, not when they were built.
     package static func wallClock(of instant: ContinuousClock.Instant) -> TraceTimestamp {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)

@@ -12,7 +12,7 @@ import APITraceFormat
 /// rate limiting (`error` events), sampling (successful `request` events), redaction of free text,
 /// the session id, then the user's ``Configuration/eventHook``, which may rewrite or drop it.
 /// The one exception is `RequestSpanTracer` (`APITraceDistributedTracing`): the caller's thread only
-/// queues the ended span, and its event goes through these steps on the tracer's drain queue,
+/// queues the ended span, and its event goes through these steps on the tracer's drain thread,
 /// before ``flush()`` returns at the latest.
 public final class APITracer: Sendable {
     /// The sinks every event goes to.
@@ -44,6 +44,10 @@ public final class APITracer: Sendable {
         self.session = configuration.session
         self.eventHook = configuration.eventHook
         self.logging = configuration.logging
+    }
+
+    deinit {
+        deferred.stop()
     }
 
     /// Sends an event through the configured steps to every sink.
@@ -110,7 +114,7 @@ public final class APITracer: Sendable {
     }
 
     /// Queues something ended on the caller's thread; its event is built and recorded on the drain
-    /// queue, in the order of these calls, and before ``flush()`` returns at the latest. Past
+    /// thread, in the order of these calls, and before ``flush()`` returns at the latest. Past
     /// 10,000 waiting, an item is counted in a `dropped` event (reason `span_queue_full`) instead.
     package func recordLater(_ item: any DeferredEvent, endedAt end: ContinuousClock.Instant) {
         deferred.append(item, endedAt: end, tracer: self)
@@ -119,7 +123,7 @@ public final class APITracer: Sendable {
     /// Records every event queued with ``recordLater(_:endedAt:)`` before the call, waiting until
     /// it is done, without flushing the sinks.
     package func drainDeferred() {
-        deferred.drainNow(self)
+        deferred.drainNow()
     }
 
     /// Records the events of ended spans still queued (see `RequestSpanTracer`), writes pending
@@ -127,7 +131,7 @@ public final class APITracer: Sendable {
     ///
     /// When it returns, every event of a span that ended before the call is in the sinks.
     public func flush() {
-        deferred.drainNow(self)
+        deferred.drainNow()
         if let errorLimiter {
             let pending = errorLimiter.drainSuppressed()
             if pending > 0 {
