@@ -203,6 +203,30 @@ struct DeferredRecordingTests {
         #expect(sink.events.compactMap(\.request).map(\.route) == ["/first", "/after-a-pause"])
     }
 
+    @Test("an event hook that flushes the same recorder does not wait on itself", .timeLimit(.minutes(1)))
+    func flushInsideHook() async throws {
+        let recorderBox = Locked<APITracer?>(nil)
+        var configuration = APITracer.Configuration(logging: .disabled)
+        configuration.eventHook = { event in
+            recorderBox.withLock { $0 }?.flush()
+            return event
+        }
+        let (recorder, sink) = memoryTracer(configuration: configuration)
+        recorderBox.withLock { $0 = recorder }
+        let tracer = RequestSpanTracer(recorder: recorder)
+        try await offPool {
+            for route in ["/a", "/b"] {
+                tracer.withSpan("GET", ofKind: .client) { span in
+                    span.attributes["http.request.method"] = "GET"
+                    span.attributes["http.route"] = route
+                    span.attributes["http.response.status_code"] = 200
+                }
+            }
+        }
+        #expect(sink.events.compactMap(\.request).map(\.route) == ["/a", "/b"])
+        recorderBox.withLock { $0 = nil }
+    }
+
     @Test("withTestTracer: a span's event is among the requests as soon as the span ended, no flush written")
     func testTracerDrains() async throws {
         try await withTestTracer { traces in
