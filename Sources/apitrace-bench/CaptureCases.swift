@@ -26,7 +26,8 @@ enum SampleAppError: Error {
 ///
 /// Every 2,000 calls the writer is flushed outside the timed region: the caller outruns the
 /// background writer in a tight loop, and events dropped because the buffer is full would cost
-/// less than real appends and flatter the figures.
+/// less than real appends and flatter the figures. Span cases flush their `APITracer` instead,
+/// which also drains the spans queued for its drain thread (none is dropped at the queue's bound).
 struct CaptureCases: Sendable {
     let writer: TraceFileWriter
     let iterations: Int
