@@ -256,6 +256,8 @@ let package = Package(
             dependencies: [
                 "APITraceTestSupport",
                 "APITraceCapture",
+                "APITraceFormat",
+                "APITraceTesting",
                 "APITraceDistributedTracing",
                 "OtecNewsServer",
                 "OtecNewsServerSideClient",

@@ -3,6 +3,7 @@ import Tracing
 
 extension RequestSpan {
     /// Records the `request` event of an ended HTTP client span; other client spans are not requests.
+    /// Runs on the recorder's drain thread: `ts` is the wall-clock time of `end`, not of the call.
     func recordRequest(_ fields: HTTPSpanFields, error: (any Error)?, operationName: String, end: ContinuousClock.Instant) {
         // Newer OpenTelemetry names first where both exist.
         guard let method = fields.method ?? fields.oldMethod else { return }
@@ -19,12 +20,16 @@ extension RequestSpan {
             traceID: ids.traceIDText, startedAt: startedAt
         )
         let status = (fields.status ?? fields.oldStatus).map { Int($0) }
+        let timestamp = TraceTimestamp.wallClock(of: end)
         if let error {
-            request.fail(error, status: status, bytesIn: fields.bytesIn, at: end)
+            request.fail(
+                identity: ErrorIdentity.of(error), description: String(describing: error), status: status,
+                bytesIn: fields.bytesIn, at: end, timestamp: timestamp
+            )
         } else if let status {
-            request.finish(status: status, bytesIn: fields.bytesIn, at: end)
+            request.finish(status: status, bytesIn: fields.bytesIn, at: end, timestamp: timestamp)
         } else {
-            request.fail(identity: fields.errorType ?? "SpanWithoutStatus", at: end)
+            request.fail(identity: fields.errorType ?? "SpanWithoutStatus", at: end, timestamp: timestamp)
         }
     }
 }

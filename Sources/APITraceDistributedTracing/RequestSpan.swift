@@ -7,6 +7,10 @@ import Tracing
 /// ends, records a `request` event if it is an HTTP client span. Every call is also passed to the
 /// forwarded tracer's span, when there is one.
 ///
+/// Ending a client span only stamps the end and queues the span: its event is built on the
+/// recorder's drain thread (see ``end(at:)``). Writes after the end (attributes, name, errors)
+/// still reach the forwarded span but not the event, as OpenTelemetry spans stop recording when ended.
+///
 /// Its trace and span ids stay integers until a `traceparent` header or the event needs them as
 /// text, and its `ServiceContext` is built only when read.
 public final class RequestSpan: Tracing.Span, Sendable {
@@ -67,7 +71,7 @@ public final class RequestSpan: Tracing.Span, Sendable {
     public var operationName: String {
         get { state.withLock { $0.name } }
         set {
-            state.withLock { $0.name = newValue }
+            state.withLock { if !$0.ended { $0.name = newValue } }
             forwarded?.operationName = newValue
         }
     }
@@ -75,18 +79,20 @@ public final class RequestSpan: Tracing.Span, Sendable {
     public var attributes: SpanAttributes {
         get { state.withLock { $0.attributes } }
         set {
-            state.withLock { $0.attributes = newValue }
+            state.withLock { if !$0.ended { $0.attributes = newValue } }
             forwarded?.attributes = newValue
         }
         // `span.attributes[key] = value` (how instrumented libraries write) would otherwise copy every
-        // attribute per write: the value is taken out while the caller changes it.
+        // attribute per write: the value is taken out while the caller changes it (and put back even
+        // when the span ended meanwhile: an end racing a write keeps what was there).
         _modify {
-            var attributes = state.withLock { state in
+            var (attributes, taken) = state.withLock { state in
+                guard !state.ended else { return (state.attributes, false) }
                 defer { state.attributes = [:] }
-                return state.attributes
+                return (state.attributes, true)
             }
             defer {
-                state.withLock { $0.attributes = attributes }
+                if taken { state.withLock { $0.attributes = attributes } }
                 forwarded?.attributes = attributes
             }
             yield &attributes
@@ -105,7 +111,7 @@ public final class RequestSpan: Tracing.Span, Sendable {
 
     public func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
         state.withLock { state in
-            if state.error == nil { state.error = error }
+            if state.error == nil && !state.ended { state.error = error }
         }
         forwarded?.recordError(error, attributes: attributes, at: instant())
     }
@@ -115,15 +121,29 @@ public final class RequestSpan: Tracing.Span, Sendable {
     }
 
     /// Ends the span; the first call records the request, later ones do nothing here. Any thread may end it.
+    ///
+    /// On the caller's thread this only reads the monotonic clock and queues the span (one short
+    /// lock); the `request` event is built on the recorder's drain thread, with this end and the
+    /// span's start as its `ts` and `duration_ms`, and reaches the sinks within one drain, before
+    /// ``APITraceCapture/APITracer/flush()`` returns at the latest.
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
         let end = ContinuousClock.now
-        let ending: (SpanAttributes, (any Error)?, String)? = state.withLock { state in
-            guard !state.ended else { return nil }
+        let first = state.withLock { state in
+            guard !state.ended else { return false }
             state.ended = true
-            return (state.attributes, state.error, state.name)
+            return true
         }
         forwarded?.end(at: instant())
-        guard let (attributes, error, name) = ending, kind == .client else { return }
+        guard first, kind == .client else { return }
+        tracer.recorder.recordLater(self, endedAt: end)
+    }
+}
+
+extension RequestSpan: DeferredEvent {
+    /// Builds and records the request of the ended span, on the recorder's drain thread.
+    package func recordDeferred(endedAt end: ContinuousClock.Instant, into recorder: APITracer) {
+        // Ended: nothing writes to the state any more.
+        let (attributes, error, name) = state.withLock { ($0.attributes, $0.error, $0.name) }
         recordRequest(HTTPSpanFields(attributes), error: error, operationName: name, end: end)
     }
 }

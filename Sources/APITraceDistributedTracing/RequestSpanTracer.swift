@@ -21,6 +21,15 @@ import Tracing
 /// the span's trace id: the parent's from the `ServiceContext` when there is one, so the request
 /// joins the caller's trace. Never `url.full` or `url.query`.
 ///
+/// The caller's thread only stamps a span's end and queues it: the event is built (attributes,
+/// route, ids as text) and goes through the recorder's steps (sampling, redaction, the
+/// ``APITraceCapture/APITracer/Configuration/eventHook``) on the recorder's drain thread, one span
+/// after another in the order they ended. It reaches the sinks within one drain, a few
+/// milliseconds later, and before ``APITraceCapture/APITracer/flush()`` (or ``forceFlush()``) returns at the
+/// latest: flush before reading a sink. Its `ts` and `duration_ms` are the span's own end and start.
+/// At most 10,000 ended spans wait; past that a span is counted in a `dropped` event (reason
+/// `span_queue_full`) instead of blocking the caller.
+///
 /// With `forwardingTo`, every span (HTTP or not) also goes to that tracer (swift-otel, for example),
 /// and the trace ids are that tracer's.
 ///
@@ -79,8 +88,11 @@ public final class RequestSpanTracer: Tracing.Tracer {
         )
     }
 
-    /// Does nothing: events are flushed by the recorder's sinks (``APITraceCapture/APITracer/flush()``).
-    public func forceFlush() {}
+    /// Records the events of every span ended so far into the recorder's sinks, waiting until it is
+    /// done; the sinks themselves are flushed by ``APITraceCapture/APITracer/flush()``, which does this first.
+    public func forceFlush() {
+        recorder.drainDeferred()
+    }
 
     public func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
     where Extract: Extractor, Extract.Carrier == Carrier {

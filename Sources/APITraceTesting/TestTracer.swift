@@ -49,8 +49,12 @@ public final class TestTracer: Sendable {
 
     // MARK: - What was recorded
 
-    /// Every event kept, oldest first.
-    public var events: [TraceEvent] { sink.events }
+    /// Every event kept, oldest first, including those of spans ended so far through a
+    /// `RequestSpanTracer`, which are built off the caller's thread (read waits for them).
+    public var events: [TraceEvent] {
+        tracer.drainDeferred()
+        return sink.events
+    }
 
     /// The `request` events.
     public var requests: [TraceEvent.Request] {

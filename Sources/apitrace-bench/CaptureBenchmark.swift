@@ -53,6 +53,10 @@ extension Bench {
                let noop = results.first(where: { $0.name.hasPrefix("AsyncHTTPClient span calls, NoOpTracer") }), span.median > 0 {
                 print("added per AsyncHTTPClient request (RequestSpanTracer vs NoOpTracer): median \(span.median - noop.median) ns (target: median < 1000 ns)")
             }
+            if let span = results.first(where: { $0.name.hasPrefix("sparse: AsyncHTTPClient span calls -> request") }),
+               let noop = results.first(where: { $0.name.hasPrefix("sparse: AsyncHTTPClient span calls, NoOpTracer") }), span.median > 0 {
+                print("added per AsyncHTTPClient request 100 µs apart (drain idle between): median \(span.median - noop.median) ns")
+            }
             if let error = results.first(where: { $0.name.hasPrefix("recordError, unlimited") }),
                let noop = results.first(where: { $0.name.hasPrefix("swift-log critical") }), noop.median > 0 {
                 print("recordError (written) / swift-log no-op call: \(String(format: "%.1f", Double(error.median) / Double(noop.median)))x")

@@ -26,7 +26,8 @@ enum SampleAppError: Error {
 ///
 /// Every 2,000 calls the writer is flushed outside the timed region: the caller outruns the
 /// background writer in a tight loop, and events dropped because the buffer is full would cost
-/// less than real appends and flatter the figures.
+/// less than real appends and flatter the figures. Span cases flush their `APITracer` instead,
+/// which also drains the spans queued for its drain thread (none is dropped at the queue's bound).
 struct CaptureCases: Sendable {
     let writer: TraceFileWriter
     let iterations: Int
@@ -63,7 +64,7 @@ struct CaptureCases: Sendable {
         })
         // What AsyncHTTPClient does per request with a tracer configured: one client span with its attributes.
         let spanTracer = RequestSpanTracer(recorder: tracer)
-        results.append(measure("distributed-tracing span -> request (as AsyncHTTPClient)") {
+        results.append(measure("distributed-tracing span -> request (as AsyncHTTPClient)", flushing: tracer) {
             spanTracer.withSpan("GET", ofKind: .client) { span in
                 span.attributes["http.request.method"] = "GET"
                 span.attributes["server.address"] = "api.example.com"
@@ -81,7 +82,7 @@ struct CaptureCases: Sendable {
         })
         // The same span through a tracer that forwards every span (here one that keeps nothing).
         let forwardingSpanTracer = RequestSpanTracer(recorder: tracer, forwardingTo: NoOpTracer())
-        results.append(measure("distributed-tracing span -> request, forwarding (NoOpTracer)") {
+        results.append(measure("distributed-tracing span -> request, forwarding (NoOpTracer)", flushing: tracer) {
             forwardingSpanTracer.withSpan("GET", ofKind: .client) { span in
                 span.attributes["http.request.method"] = "GET"
                 span.attributes["server.address"] = "api.example.com"
@@ -93,8 +94,16 @@ struct CaptureCases: Sendable {
         let request = AsyncHTTPClientRequestSpan()
         let anySpanTracer: any Tracing.Tracer = spanTracer
         let anyNoOpTracer: any Tracing.Tracer = NoOpTracer()
-        results.append(measure("AsyncHTTPClient span calls -> request") { request.run(anySpanTracer) })
+        results.append(measure("AsyncHTTPClient span calls -> request", flushing: tracer) { request.run(anySpanTracer) })
         results.append(measure("AsyncHTTPClient span calls, NoOpTracer (baseline)") { request.run(anyNoOpTracer) })
+        // The same calls 100 µs apart, as requests over a network come: the tracer's drain queue
+        // goes idle between spans, so every span pays for waking it.
+        results.append(measure("sparse: AsyncHTTPClient span calls -> request, 100 µs apart", flushing: tracer, apart: .microseconds(100)) {
+            request.run(anySpanTracer)
+        })
+        results.append(measure("sparse: AsyncHTTPClient span calls, NoOpTracer, 100 µs apart", apart: .microseconds(100)) {
+            request.run(anyNoOpTracer)
+        })
         results.append(measure("recordError, unlimited (every event written)") { errorTracer.recordError(SampleAppError.offline) })
         results.append(measure("recordError, default limit (10/min: suppressed)") { tracer.recordError(SampleAppError.offline) })
         results.append(measure("swift-log info, no-op handler (level check only)") { noop.info("GET /apps/{id} -> 200") })
@@ -102,16 +111,30 @@ struct CaptureCases: Sendable {
         return results
     }
 
-    private func measure(_ name: String, _ body: () -> Void) -> CaptureResult {
+    /// Times `body`. With `recorder`, that tracer is flushed instead of the writer: it first builds
+    /// the events of the spans ended so far (on its drain queue), so no span is counted as dropped.
+    /// With `apart`, calls start that long after each other (the wait spins, untimed) and at most
+    /// 20,000 are timed.
+    private func measure(
+        _ name: String, flushing recorder: APITracer? = nil, apart: Duration? = nil, _ body: () -> Void
+    ) -> CaptureResult {
         if let only, !name.contains(only) { return CaptureResult(name: name + " (skipped)", median: 0, p99: 0) }
-        for _ in 0..<min(10_000, iterations) { body() }
-        writer.flush()
+        let flush = { if let recorder { recorder.flush() } else { writer.flush() } }
+        let spacing = apart.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) }
+        let iterations = spacing == nil ? self.iterations : min(self.iterations, 20_000)
+        for i in 0..<min(10_000, iterations) {
+            if i % 2000 == 0 { flush() }
+            body()
+        }
+        flush()
         var samples = [Int](repeating: 0, count: iterations)
         for i in 0..<iterations {
-            if i % 2000 == 0 { writer.flush() }
+            if i % 2000 == 0 { flush() }
             let start = DispatchTime.now().uptimeNanoseconds
             body()
-            samples[i] = Int(DispatchTime.now().uptimeNanoseconds - start)
+            let end = DispatchTime.now().uptimeNanoseconds
+            samples[i] = Int(end - start)
+            if let spacing { while DispatchTime.now().uptimeNanoseconds < start + spacing {} }
         }
         return summarize(name, &samples)
     }

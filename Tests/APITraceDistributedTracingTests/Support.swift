@@ -17,10 +17,25 @@ func withNewsServer<T: Sendable>(_ body: @Sendable (Int) async throws -> T) asyn
     return try await body(port)
 }
 
-/// A tracer writing to memory with its own log lines off.
-func memoryTracer() -> (APITracer, InMemoryTraceSink) {
+/// A tracer writing to memory with its own log lines off, and what it recorded.
+func memoryTracer(configuration: APITracer.Configuration = .init(logging: .disabled)) -> (APITracer, FlushedEvents) {
     let sink = InMemoryTraceSink()
-    return (APITracer(sinks: [sink], configuration: .init(logging: .disabled)), sink)
+    let recorder = APITracer(sinks: [sink], configuration: configuration)
+    return (recorder, FlushedEvents(recorder: recorder, sink: sink))
+}
+
+/// What a tracer recorded, read after a flush: a span's event is built on the recorder's drain
+/// queue, so reading the sink right after `end()` could miss it. The flush waits only for that
+/// queue (libdispatch's threads, not the cooperative pool) to build the events of spans ended so far.
+struct FlushedEvents: Sendable {
+    let recorder: APITracer
+    let sink: InMemoryTraceSink
+
+    /// Every event recorded so far, after a flush.
+    var events: [TraceEvent] {
+        recorder.flush()
+        return sink.events
+    }
 }
 
 extension TraceEvent {

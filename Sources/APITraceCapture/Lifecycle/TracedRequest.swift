@@ -65,8 +65,17 @@ public struct TracedRequest: Sendable {
     public func finish(
         status: Int, bytesIn: Int64?, timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant = .now
     ) {
+        finish(status: status, bytesIn: bytesIn, timing: timing, at: end, timestamp: .now())
+    }
+
+    /// ``finish(status:bytesIn:timing:at:)`` for an event built after the request ended: `timestamp`
+    /// is the wall-clock time of `end`, not of the call.
+    package func finish(
+        status: Int, bytesIn: Int64?, timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant,
+        timestamp: TraceTimestamp
+    ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
-        tracer.record(TraceEvent(traceID: traceID, .request(TraceEvent.Request(
+        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
             bytesIn: bytesIn, bytesOut: bytesOut, error: nil, attempt: attempt, timing: timing
         ))))
@@ -93,8 +102,17 @@ public struct TracedRequest: Sendable {
         identity: String, description: String? = nil, status: Int? = nil, bytesIn: Int64? = nil,
         timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant = .now
     ) {
+        fail(identity: identity, description: description, status: status, bytesIn: bytesIn, timing: timing, at: end, timestamp: .now())
+    }
+
+    /// ``fail(identity:description:status:bytesIn:timing:at:)`` for an event built after the request
+    /// ended: `timestamp` is the wall-clock time of `end`, not of the call.
+    package func fail(
+        identity: String, description: String? = nil, status: Int? = nil, bytesIn: Int64? = nil,
+        timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant, timestamp: TraceTimestamp
+    ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
-        tracer.record(TraceEvent(traceID: traceID, .request(TraceEvent.Request(
+        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
             bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt, timing: timing
         ))))

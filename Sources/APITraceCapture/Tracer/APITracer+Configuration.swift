@@ -32,8 +32,9 @@ extension APITracer {
         /// Session id stamped on events that have none. Default: `nil` (no `session` field).
         public var session: String?
         /// Called last with every event; return it (changed or not) to keep it, `nil` to drop it.
-        /// Runs on the caller's thread: keep it fast. It sees events after redaction, so what it
-        /// adds is not redacted.
+        /// Runs on the caller's thread: keep it fast. The events of `RequestSpanTracer` spans are
+        /// the exception: they are built and passed here on the tracer's drain thread, one at a time.
+        /// It sees events after redaction, so what it adds is not redacted.
         ///
         /// The place to add or rewrite fields per request, whichever adapter recorded it:
         ///

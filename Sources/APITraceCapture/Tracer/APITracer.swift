@@ -11,6 +11,9 @@ import APITraceFormat
 /// Every event goes through the same steps before the sinks, on the caller's thread:
 /// rate limiting (`error` events), sampling (successful `request` events), redaction of free text,
 /// the session id, then the user's ``Configuration/eventHook``, which may rewrite or drop it.
+/// The one exception is `RequestSpanTracer` (`APITraceDistributedTracing`): the caller's thread only
+/// queues the ended span, and its event goes through these steps on the tracer's drain thread,
+/// before ``flush()`` returns at the latest.
 public final class APITracer: Sendable {
     /// The sinks every event goes to.
     public let sinks: [any TraceSink]
@@ -26,6 +29,8 @@ public final class APITracer: Sendable {
     let session: String?
     let eventHook: (@Sendable (TraceEvent) -> TraceEvent?)?
     let logging: LoggingFunction
+    /// Ended spans whose events are built off the caller's thread.
+    let deferred = DeferredEvents()
 
     /// Creates a tracer sending events to `sinks`.
     public init(sinks: [any TraceSink], configuration: Configuration = Configuration()) {
@@ -39,6 +44,10 @@ public final class APITracer: Sendable {
         self.session = configuration.session
         self.eventHook = configuration.eventHook
         self.logging = configuration.logging
+    }
+
+    deinit {
+        deferred.stop()
     }
 
     /// Sends an event through the configured steps to every sink.
@@ -104,8 +113,25 @@ public final class APITracer: Sendable {
         for sink in sinks { sink.record(event) }
     }
 
-    /// Writes pending rate-limit counts as `dropped` events (reason `rate_limited`), then flushes every sink.
+    /// Queues something ended on the caller's thread; its event is built and recorded on the drain
+    /// thread, in the order of these calls, and before ``flush()`` returns at the latest. Past
+    /// 10,000 waiting, an item is counted in a `dropped` event (reason `span_queue_full`) instead.
+    package func recordLater(_ item: any DeferredEvent, endedAt end: ContinuousClock.Instant) {
+        deferred.append(item, endedAt: end, tracer: self)
+    }
+
+    /// Records every event queued with ``recordLater(_:endedAt:)`` before the call, waiting until
+    /// it is done, without flushing the sinks.
+    package func drainDeferred() {
+        deferred.drainNow()
+    }
+
+    /// Records the events of ended spans still queued (see `RequestSpanTracer`), writes pending
+    /// rate-limit counts as `dropped` events (reason `rate_limited`), then flushes every sink.
+    ///
+    /// When it returns, every event of a span that ended before the call is in the sinks.
     public func flush() {
+        deferred.drainNow()
         if let errorLimiter {
             let pending = errorLimiter.drainSuppressed()
             if pending > 0 {
