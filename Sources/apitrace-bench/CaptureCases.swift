@@ -59,8 +59,11 @@ struct CaptureCases: Sendable {
         let lifecycleURL = url
         results.append(measure("URLSession wrapper lifecycle (start + metrics join + finish)") {
             let request = tracer.startRequest(method: "GET", url: lifecycleURL)
-            let write: @Sendable (TraceEvent.Request.Timing?) -> Void = { request.finish(status: 200, bytesIn: 512, timing: $0) }
-            if let join = TaskTimingJoin.forTask() { join.complete(write) } else { write(nil) }
+            if let join = TaskTimingJoin.forTask() {
+                join.complete { request.finish(status: 200, bytesIn: 512, timing: $0) }
+            } else {
+                request.finish(status: 200, bytesIn: 512)
+            }
         })
         // What AsyncHTTPClient does per request with a tracer configured: one client span with its attributes.
         let spanTracer = RequestSpanTracer(recorder: tracer)

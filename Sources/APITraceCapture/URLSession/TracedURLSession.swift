@@ -167,16 +167,21 @@ public final class TracedURLSession: Sendable {
     ) {
         let now = ContinuousClock.now
         let status = (response as? HTTPURLResponse)?.statusCode
-        let write: @Sendable (TraceEvent.Request.Timing?) -> Void = { timing in
-            if let error {
-                traced.fail(error, status: status, timing: timing, at: now)
-            } else if let status {
-                traced.finish(status: status, bytesIn: bytesIn, timing: timing, at: now)
-            } else {
-                traced.fail(URLError(.badServerResponse), timing: timing, at: now)
-            }
+        guard let join else { return record(traced, status: status, bytesIn: bytesIn, error: error, timing: nil, at: now) }
+        join.complete { timing in record(traced, status: status, bytesIn: bytesIn, error: error, timing: timing, at: now) }
+    }
+
+    private static func record(
+        _ traced: TracedRequest, status: Int?, bytesIn: Int64?, error: (any Error)?, timing: TraceEvent.Request.Timing?,
+        at end: ContinuousClock.Instant
+    ) {
+        if let error {
+            traced.fail(error, status: status, timing: timing, at: end)
+        } else if let status {
+            traced.finish(status: status, bytesIn: bytesIn, timing: timing, at: end)
+        } else {
+            traced.fail(URLError(.badServerResponse), timing: timing, at: end)
         }
-        if let join { join.complete(write) } else { write(nil) }
     }
 
     /// Runs a completion-handler task as an async call, cancelling the task when the Swift task is.
