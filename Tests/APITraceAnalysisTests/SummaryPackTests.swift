@@ -232,4 +232,39 @@ struct SummaryPackTests {
             for other in Self.packs(folder.path) where other != name { unlink(folder.path + "/" + other) }
         }
     }
+
+    @Test("offsets forged near 2^64 in the footer or the index are refused, not added up into a trap")
+    func offsetsNearTheTop() throws {
+        let traces = try GeneratedTraces(events: 3000, files: 3, seed: 36)
+        let folder = TemporaryDirectory()
+        _ = TraceSummarizer(cache: TraceSummaryCache(directory: folder.path)).summarize(paths: [traces.folder.path])
+        let name = try #require(Self.packs(folder.path).first)
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/" + name)))
+        let footer = original.count - SummaryPack.footerBytes
+        let indexOffset = Int(original.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: footer + 16, as: UInt64.self) })
+        let scratch = TemporaryDirectory()
+        let path = scratch.path + "/" + name
+        func put(_ value: UInt64, at offset: Int, in bytes: inout [UInt8]) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<(offset + 8), with: $0) }
+        }
+        /// Recomputes the footer's checksum (index, then the merged summary's offset and length), as a forger would.
+        func resealed(_ bytes: [UInt8]) -> [UInt8] {
+            var bytes = bytes
+            let covered = Array(bytes[indexOffset..<footer]) + Array(bytes[footer..<(footer + 16)])
+            put(covered.withUnsafeBytes { TraceSummaryCache.checksum($0) }, at: footer + 32, in: &bytes)
+            return bytes
+        }
+        let top = UInt64.max - 3
+        var forgedIndex = original
+        put(top, at: footer + 16, in: &forgedIndex)
+        var forgedMerged = original
+        put(top, at: footer, in: &forgedMerged)
+        put(UInt64(TraceSummaryCache.prefixBytes), at: footer + 8, in: &forgedMerged)
+        var forgedRecord = original
+        put(top, at: indexOffset + 8, in: &forgedRecord)
+        for (what, bytes) in [("index offset", forgedIndex), ("merged offset", resealed(forgedMerged)), ("record offset", resealed(forgedRecord))] {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            #expect(SummaryPack.Opened(path: path) == nil, "\(what)")
+        }
+    }
 }

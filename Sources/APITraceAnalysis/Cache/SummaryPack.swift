@@ -110,10 +110,13 @@ enum SummaryPack {
                       let indexOffset = try? r.get(UInt64.self), let count = try? r.get(UInt64.self),
                       let sum = try? r.get(UInt64.self), (try? r.get(UInt32.self)) == magic,
                       (try? r.get(UInt32.self)) == version,
-                      indexOffset >= UInt64(headerBytes), count <= UInt64(size) / UInt64(recordBytes),
+                      // Every sum below is of values already bounded by the file's size: no forged
+                      // field can overflow them.
+                      indexOffset >= UInt64(headerBytes), indexOffset <= UInt64(size), count <= UInt64(size) / UInt64(recordBytes),
                       indexOffset + count * UInt64(recordBytes) + UInt64(footerBytes) == UInt64(size),
                       mergedLength == 0 || (mergedOffset >= UInt64(headerBytes) && mergedLength >= UInt64(TraceSummaryCache.prefixBytes)
-                          && mergedLength <= UInt64(TraceSummaryCache.maximumEntryBytes) && mergedOffset + mergedLength <= indexOffset),
+                          && mergedLength <= UInt64(TraceSummaryCache.maximumEntryBytes) && mergedOffset <= indexOffset
+                          && mergedLength <= indexOffset - mergedOffset),
                       var index = SummaryPack.read(fd, offset: Int64(indexOffset), count: Int(count) * recordBytes)
                 else { return nil }
                 // The checksum covers the merged summary's place too.
@@ -131,7 +134,8 @@ enum SummaryPack {
                               let modified = try? r.get(Int64.self), let inode = try? r.get(UInt64.self),
                               let granularity = try? r.get(Int64.self),
                               offset >= UInt64(headerBytes), length >= UInt64(TraceSummaryCache.prefixBytes),
-                              length <= UInt64(TraceSummaryCache.maximumEntryBytes), offset + length <= indexOffset
+                              length <= UInt64(TraceSummaryCache.maximumEntryBytes), offset <= indexOffset,
+                              length <= indexOffset - offset
                         else { return nil }
                         records.append(Record(key: key, offset: Int64(offset), length: Int(length),
                                               status: FileStatus(size: size, modifiedNanoseconds: modified, inode: inode),
