@@ -227,6 +227,34 @@ struct DeferredRecordingTests {
         recorderBox.withLock { $0 = nil }
     }
 
+    #if os(Linux)
+    @Test("a recorder dropped while its spans wait: their events still arrive and its drain thread ends")
+    func droppedRecorder() async throws {
+        let sink = InMemoryTraceSink()
+        // The drain thread's task folder, `/proc/self/task/<tid>`, read where the event hook runs.
+        let drainThread = Locked<String?>(nil)
+        var configuration = APITracer.Configuration(logging: .disabled)
+        configuration.eventHook = { event in
+            let task = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last
+            drainThread.withLock { $0 = $0 ?? task.map { "/proc/self/task/\($0)" } }
+            return event
+        }
+        do {
+            // The last reference to the recorder is then the drain thread's own, released there.
+            let tracer = RequestSpanTracer(recorder: APITracer(sinks: [sink], configuration: configuration))
+            for i in 0..<100 {
+                tracer.withSpan("GET", ofKind: .client) { span in
+                    span.attributes["http.request.method"] = "GET"
+                    span.attributes["http.route"] = "/dropped/\(i)"
+                }
+            }
+        }
+        try await waitUntil("the queued spans' events") { sink.events.count == 100 }
+        let thread = try #require(drainThread.withLock { $0 })
+        try await waitUntil("the drain thread (\(thread)) to end") { !FileManager.default.fileExists(atPath: thread) }
+    }
+    #endif
+
     @Test("withTestTracer: a span's event is among the requests as soon as the span ended, no flush written")
     func testTracerDrains() async throws {
         try await withTestTracer { traces in

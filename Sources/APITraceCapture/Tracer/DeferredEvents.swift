@@ -124,12 +124,17 @@ final class DeferredEvents: @unchecked Sendable {
             let droppedNow = dropped
             dropped = 0
             swap(&items, &batch)
-            let tracer = self.tracer
-            condition.unlock()
-            if let tracer {
-                for (item, end) in batch { item.recordDeferred(endedAt: end, into: tracer) }
-                if droppedNow > 0 {
-                    tracer.deliver(TraceEvent(session: tracer.session, .dropped(.init(count: droppedNow, reason: Self.dropReason))))
+            do {
+                // Scoped so that this strong reference ends before the lock is taken again: when
+                // it is the tracer's last one, its `deinit` runs here and calls `stop()`, which
+                // takes the lock (taking it while holding it would hang this thread).
+                let tracer = self.tracer
+                condition.unlock()
+                if let tracer {
+                    for (item, end) in batch { item.recordDeferred(endedAt: end, into: tracer) }
+                    if droppedNow > 0 {
+                        tracer.deliver(TraceEvent(session: tracer.session, .dropped(.init(count: droppedNow, reason: Self.dropReason))))
+                    }
                 }
             }
             // Released here, on this thread, not under the lock.
