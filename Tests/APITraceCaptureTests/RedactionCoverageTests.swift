@@ -66,6 +66,16 @@ struct RedactionCoverageTests {
         Case(description: "error route", secret: "eroute-s3cr3t-13") { tracer, _ in
             tracer.recordError(Failure(description: "x"), route: "/pay;token=eroute-s3cr3t-13")
         },
+        Case(description: "route set on a started request", secret: "late-s3cr3t-14") { tracer, _ in
+            var request = tracer.startRequest(method: "GET", route: "/a", host: "h")
+            request.route = "/b;sid=late-s3cr3t-14?key=late-s3cr3t-14"
+            request.fail(Failure(description: "x"))
+        },
+        Case(description: "route of a finished request set after the start", secret: "late-s3cr3t-15") { tracer, _ in
+            var request = tracer.startRequest(method: "GET", route: "/a", host: "h")
+            request.route = "/b;sid=late-s3cr3t-15?key=late-s3cr3t-15"
+            request.finish(status: 200, bytesIn: 0)
+        },
     ]
 
     @Test("the secret is in no event and no log line", arguments: cases)

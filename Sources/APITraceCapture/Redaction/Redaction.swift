@@ -120,6 +120,15 @@ public struct Redaction: Sendable, Equatable {
         isSensitiveHeader(name)
     }
 
+    /// Metadata or user info with every value under a sensitive key hidden and every other value's
+    /// text redacted.
+    package func redact(values: [String: String]) -> [String: String] {
+        guard !values.isEmpty else { return values }
+        var safe = values
+        for (key, value) in values { safe[key] = isSensitiveKey(key) ? replacement : redactText(value) }
+        return safe
+    }
+
     /// A route with anything that can carry a secret removed: the query string, the fragment and
     /// matrix parameters such as `;jsessionid=...`.
     public func redact(route: String) -> String {
@@ -161,12 +170,12 @@ public struct Redaction: Sendable, Equatable {
             }
         case .error(var error):
             error.message = redactText(error.message)
-            for (key, value) in error.userInfo { error.userInfo[key] = isSensitiveKey(key) ? replacement : redactText(value) }
+            error.userInfo = redact(values: error.userInfo)
             if let route = error.route { error.route = redact(route: route) }
             event.payload = .error(error)
         case .log(var log):
             log.message = redactText(log.message)
-            for (key, value) in log.metadata { log.metadata[key] = isSensitiveKey(key) ? replacement : redactText(value) }
+            log.metadata = redact(values: log.metadata)
             event.payload = .log(log)
         case .decodeFailure(var failure):
             failure.message = redactText(failure.message)

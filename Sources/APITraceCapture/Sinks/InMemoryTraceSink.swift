@@ -31,7 +31,8 @@ public final class InMemoryTraceSink: TraceSink {
         self.capacity = max(1, capacity)
     }
 
-    public func record(_ event: TraceEvent) {
+    public func record(_ event: consuming TraceEvent) {
+        let event = event
         storage.withLock { ring in
             if ring.slots.count < capacity {
                 ring.slots.append(event)

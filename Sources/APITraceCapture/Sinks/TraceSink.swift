@@ -5,7 +5,10 @@ import APITraceFormat
 /// `record(_:)` is called on the caller's thread, so it must return in nanoseconds and never do I/O.
 public protocol TraceSink: Sendable {
     /// Takes one event. Must not block on I/O.
-    func record(_ event: TraceEvent)
+    ///
+    /// The event is handed over (`consuming`), so a sink that keeps it moves it instead of copying
+    /// it; a sink written as `func record(_ event: TraceEvent)` still conforms.
+    func record(_ event: consuming TraceEvent)
     /// Writes everything taken so far to its destination, waiting until it is done.
     func flush()
 }
@@ -17,5 +20,5 @@ extension TraceSink {
 
 extension TraceFileWriter: TraceSink {
     /// Queues the event for the background writer.
-    public func record(_ event: TraceEvent) { append(event) }
+    public func record(_ event: consuming TraceEvent) { append(event) }
 }

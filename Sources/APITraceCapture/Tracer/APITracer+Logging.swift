@@ -9,10 +9,8 @@ extension APITracer {
         file: String = #fileID, line: Int = #line
     ) {
         guard logging.isEnabled(level) else { return }
-        var safeMetadata = metadata
-        for (key, value) in metadata {
-            safeMetadata[key] = redaction.isSensitiveKey(key) ? redaction.replacement : redaction.redactText(value)
-        }
-        logging.write(LogRecord(level: level, message: redaction.redactText(message()), metadata: safeMetadata, file: file, line: line))
+        logging.write(LogRecord(
+            level: level, message: redaction.redactText(message()), metadata: redaction.redact(values: metadata), file: file, line: line
+        ))
     }
 }

@@ -26,14 +26,18 @@ extension APITracer {
             case .admit(let count): suppressed = count > 0 ? count : nil
             }
         }
+        // Redacted as it is built (the event skips the redaction step): no copy of the event to rewrite it.
         var info: [String: String] = [:]
-        for (key, value) in userInfo { info[key] = String(describing: value) }
-        let message = plain?.message ?? String(describing: error)
+        for (key, value) in userInfo {
+            info[key] = redaction.isSensitiveKey(key) ? redaction.replacement : redaction.redactText(String(describing: value))
+        }
+        let message = redaction.redactText(plain?.message ?? String(describing: error))
+        let route = route.map(redaction.redact(route:))
         let underlying = plain == nil ? ErrorIdentity.underlyingChain(of: error) : []
         let written = submit(TraceEvent(.error(.init(
             identity: identity, message: message, userInfo: info, underlying: underlying,
             route: route, file: file, line: line, suppressed: suppressed
-        ))), rateLimited: true)
+        ))), rateLimited: true, redacted: true)
         guard written else { return }
         log(.error, "error \(identity)\(route.map { " on \($0)" } ?? ""): \(message)", file: file, line: line)
     }

@@ -60,30 +60,36 @@ public final class APITracer: Sendable {
     /// Runs the steps and delivers the event; `false` when a step held it back.
     ///
     /// The event is taken, not copied, and a request's payload is only copied when sampling
-    /// rewrites it: every traced request comes through here on the caller's thread.
+    /// rewrites it: every traced request comes through here on the caller's thread. `rateLimited`:
+    /// the caller already admitted an `error` event through the limit; `redacted`: the caller built
+    /// the event from redacted fields, so the redaction step (a copy of the payload) is skipped.
     @discardableResult
-    func submit(_ event: consuming TraceEvent, rateLimited: Bool = false) -> Bool {
+    func submit(_ event: consuming TraceEvent, rateLimited: Bool = false, redacted: Bool = false) -> Bool {
         switch event.payload {
         case .request(let request):
-            guard sampler.keep(request) else { return false }
-            // Failed requests are never sampled (Docs/trace-format.md), so they carry no weight.
-            if sampler.isSampling, request.error == nil, let status = request.status, status < 400 {
-                var sampled = request
-                sampled.sampleRate = sampler.successRate
-                event.payload = .request(sampled)
+            if sampler.isSampling {
+                guard sampler.keep(request) else { return false }
+                // Failed requests are never sampled (Docs/trace-format.md), so they carry no weight.
+                if request.error == nil, let status = request.status, status < 400 {
+                    var sampled = request
+                    sampled.sampleRate = sampler.successRate
+                    event.payload = .request(sampled)
+                }
             }
-        case .error(var error):
+        case .error(let error):
+            // `recordError` checked the limit before building the event (`rateLimited`).
             if let errorLimiter, !rateLimited {
                 switch errorLimiter.admit(error.identity) {
                 case .suppress:
                     return false
                 case .admit(let suppressed):
                     if suppressed > 0 {
-                        error.suppressed = (error.suppressed ?? 0) + suppressed
+                        var counted = error
+                        counted.suppressed = (error.suppressed ?? 0) + suppressed
+                        event.payload = .error(counted)
                     }
                 }
             }
-            event.payload = .error(error)
         case .decodeFailure(let failure):
             if let decodeFailureLimiter {
                 switch decodeFailureLimiter.admit(Self.decodeFailureGroup(failure)) {
@@ -98,7 +104,7 @@ public final class APITracer: Sendable {
         default:
             break
         }
-        redaction.redact(&event)
+        if !redacted { redaction.redact(&event) }
         if event.session == nil { event.session = session }
         if let hook = eventHook {
             guard let rewritten = hook(event) else { return false }
@@ -108,9 +114,11 @@ public final class APITracer: Sendable {
         return true
     }
 
-    /// Hands an event to the sinks without any step.
-    func deliver(_ event: TraceEvent) {
-        for sink in sinks { sink.record(event) }
+    /// Hands an event to the sinks without any step: a copy to each but the last, which takes it.
+    func deliver(_ event: consuming TraceEvent) {
+        guard let last = sinks.last else { return }
+        for sink in sinks.dropLast() { sink.record(copy event) }
+        last.record(event)
     }
 
     /// Queues something ended on the caller's thread; its event is built and recorded on the drain

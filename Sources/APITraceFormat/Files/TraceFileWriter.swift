@@ -74,7 +74,7 @@ public final class TraceFileWriter: @unchecked Sendable {
     }
 
     /// Queues an event. Never blocks on I/O; when the buffer is full the event is dropped and counted.
-    public func append(_ event: TraceEvent) {
+    public func append(_ event: consuming TraceEvent) {
         condition.lock()
         stats.appended += 1
         if closing || pending.count >= configuration.bufferCapacity {
