@@ -89,9 +89,11 @@ public final class RequestSpanTracer: Tracing.Tracer {
     }
 
     /// Records the events of every span ended so far into the recorder's sinks, waiting until it is
-    /// done; the sinks themselves are flushed by ``APITraceCapture/APITracer/flush()``, which does this first.
+    /// done, then asks the forwarded tracer, if any, to flush too. The recorder's sinks themselves
+    /// are flushed by ``APITraceCapture/APITracer/flush()``, which drains the spans first.
     public func forceFlush() {
         recorder.drainDeferred()
+        forwardingTo?.forceFlush()
     }
 
     public func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)

@@ -24,6 +24,10 @@ struct RouteNormalizerTests {
         let parent = TraceParent.random()
         #expect(TraceParent(headerValue: parent.headerValue) == parent)
         #expect(parent.headerValue.count == 55)
+        // The W3C Trace Context example, and flags written as two lowercase hex digits.
+        let example = TraceParent(traceID: "4bf92f3577b34da6a3ce929d0e0e4736", parentID: "00f067aa0ba902b7", flags: 1)
+        #expect(example.headerValue == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        #expect(TraceParent(traceID: "ab", parentID: "cd", flags: 0xfe).headerValue == "00-ab-cd-fe")
         #expect(TraceParent(headerValue: "00-00000000000000000000000000000000-00f067aa0ba902b7-01") == nil)
         #expect(TraceParent(headerValue: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01") == nil)
         #expect(TraceParent(headerValue: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7") == nil)

@@ -38,6 +38,22 @@ struct ForwardingAndContextTests {
         #expect(requests.last?.error == "ForwardingAndContextTests.Refused")
     }
 
+    @Test("forceFlush records the ended spans' events and flushes the forwarded tracer too")
+    func forceFlushForwards() {
+        let (recorder, sink) = memoryTracer()
+        let inMemory = InMemoryTracer()
+        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: inMemory)
+        tracer.withSpan("GET", ofKind: .client) { span in
+            span.attributes["http.request.method"] = "GET"
+            span.attributes["url.path"] = "/apps"
+        }
+        #expect(inMemory.numberOfForceFlushes == 0)
+        tracer.forceFlush()
+        #expect(inMemory.numberOfForceFlushes == 1)
+        // Drained by forceFlush alone: the sink is read without the recorder's flush.
+        #expect(sink.sink.events.compactMap(\.request).map(\.route) == ["/apps"])
+    }
+
     @Test("TraceContextProvider.serviceContext: a backend request inside a span joins the span's trace")
     func serviceContextProvider() async throws {
         let sink = InMemoryTraceSink()

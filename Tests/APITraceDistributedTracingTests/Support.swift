@@ -25,8 +25,8 @@ func memoryTracer(configuration: APITracer.Configuration = .init(logging: .disab
 }
 
 /// What a tracer recorded, read after a flush: a span's event is built on the recorder's drain
-/// queue, so reading the sink right after `end()` could miss it. The flush waits only for that
-/// queue (libdispatch's threads, not the cooperative pool) to build the events of spans ended so far.
+/// thread, so reading the sink right after `end()` could miss it. The flush waits only for that
+/// thread to build the events of spans ended so far.
 struct FlushedEvents: Sendable {
     let recorder: APITracer
     let sink: InMemoryTraceSink
