@@ -120,12 +120,16 @@ public struct Redaction: Sendable, Equatable {
         isSensitiveHeader(name)
     }
 
-    /// Metadata or user info with every value under a sensitive key hidden and every other value's
-    /// text redacted.
+    /// A metadata or user-info value: hidden under a sensitive key, its text redacted otherwise.
+    package func redact(value: String, forKey key: String) -> String {
+        isSensitiveKey(key) ? replacement : redactText(value)
+    }
+
+    /// Metadata or user info with each value redacted as ``redact(value:forKey:)`` does.
     package func redact(values: [String: String]) -> [String: String] {
         guard !values.isEmpty else { return values }
         var safe = values
-        for (key, value) in values { safe[key] = isSensitiveKey(key) ? replacement : redactText(value) }
+        for (key, value) in values { safe[key] = redact(value: value, forKey: key) }
         return safe
     }
 

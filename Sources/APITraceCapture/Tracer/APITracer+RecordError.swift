@@ -28,9 +28,7 @@ extension APITracer {
         }
         // Redacted as it is built (the event skips the redaction step): no copy of the event to rewrite it.
         var info: [String: String] = [:]
-        for (key, value) in userInfo {
-            info[key] = redaction.isSensitiveKey(key) ? redaction.replacement : redaction.redactText(String(describing: value))
-        }
+        for (key, value) in userInfo { info[key] = redaction.redact(value: String(describing: value), forKey: key) }
         let message = redaction.redactText(plain?.message ?? String(describing: error))
         let route = route.map(redaction.redact(route:))
         let underlying = plain == nil ? ErrorIdentity.underlyingChain(of: error) : []
