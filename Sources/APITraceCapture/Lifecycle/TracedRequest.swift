@@ -75,16 +75,13 @@ public struct TracedRequest: Sendable {
         timestamp: TraceTimestamp
     ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
-        // The route is the event's one field redaction rewrites: redacted here (a scan when clean, as
-        // `route` may have been set since the start) for the event and the log line alike, so the
-        // event skips that step.
-        let route = tracer.redaction.redact(route: route)
-        tracer.submit(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
+        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
             bytesIn: bytesIn, bytesOut: bytesOut, error: nil, attempt: attempt, timing: timing
-        ))), redacted: true)
+        ))))
         if tracer.logging.isEnabled(.debug) {
-            tracer.log(.debug, "\(method) \(route) -> \(status) (\(durationMs.traceFormattedMilliseconds) ms)")
+            // `route` may have been set since the start: the log line gets the event's redaction.
+            tracer.log(.debug, "\(method) \(tracer.redaction.redact(route: route)) -> \(status) (\(durationMs.traceFormattedMilliseconds) ms)")
         }
     }
 
@@ -116,14 +113,13 @@ public struct TracedRequest: Sendable {
         timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant, timestamp: TraceTimestamp
     ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
-        let route = tracer.redaction.redact(route: route)
-        tracer.submit(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
+        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
             bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt, timing: timing
-        ))), redacted: true)
+        ))))
         if tracer.logging.isEnabled(.warning) {
             let detail = description.map { ": \($0)" } ?? ""
-            tracer.log(.warning, "\(method) \(route) failed after \(durationMs.traceFormattedMilliseconds) ms: \(identity)\(detail)")
+            tracer.log(.warning, "\(method) \(tracer.redaction.redact(route: route)) failed after \(durationMs.traceFormattedMilliseconds) ms: \(identity)\(detail)")
         }
     }
 }

@@ -127,10 +127,31 @@ public struct Redaction: Sendable, Equatable {
 
     /// Metadata or user info with each value redacted as ``redact(value:forKey:)`` does.
     package func redact(values: [String: String]) -> [String: String] {
-        guard !values.isEmpty else { return values }
-        var safe = values
-        for (key, value) in values { safe[key] = redact(value: value, forKey: key) }
+        redactedIfNeeded(values) ?? values
+    }
+
+    /// `values` redacted, or `nil` when nothing in them is hidden: no copy of clean metadata.
+    private func redactedIfNeeded(_ values: [String: String]) -> [String: String]? {
+        var safe: [String: String]?
+        for (key, value) in values {
+            let redacted = redact(value: value, forKey: key)
+            if redacted != value {
+                if safe == nil { safe = values }
+                safe?[key] = redacted
+            }
+        }
         return safe
+    }
+
+    /// `text` redacted, or `nil` when it has nothing to hide (`redactText` then returns it unchanged).
+    private func redactedIfNeeded(_ text: String) -> String? {
+        let redacted = redactText(text)
+        return redacted == text ? nil : redacted
+    }
+
+    /// `route` redacted, or `nil` when it has no query, fragment or matrix parameter.
+    private func redactedIfNeeded(route: String) -> String? {
+        Self.mayCarrySecret(route: route) ? redact(route: route) : nil
     }
 
     /// A route with anything that can carry a secret removed: the query string, the fragment and
@@ -163,35 +184,65 @@ public struct Redaction: Sendable, Equatable {
 
     /// Rewrites the free-text fields of an event (messages, metadata, user info, `sse` reasons and
     /// last event ids) and strips query strings and matrix parameters from routes.
+    ///
+    /// Every event goes through here on the caller's thread, so a payload is copied and rewritten
+    /// only when one of its fields changes: a clean event (most of them) costs the scans alone.
     public func redact(_ event: inout TraceEvent) {
-        switch event.payload {
+        if let payload = redactedPayload(event.payload) { event.payload = payload }
+    }
+
+    /// The payload with its secrets removed, or `nil` when it has none (then nothing is written back).
+    private func redactedPayload(_ payload: borrowing TraceEvent.Payload) -> TraceEvent.Payload? {
+        switch payload {
         case .request(let request):
-            // Copied only when the route changes: every traced request comes through here.
-            if Self.mayCarrySecret(route: request.route) {
+            if let route = redactedIfNeeded(route: request.route) {
                 var redacted = request
-                redacted.route = redact(route: request.route)
-                event.payload = .request(redacted)
+                redacted.route = route
+                return .request(redacted)
             }
-        case .error(var error):
-            error.message = redactText(error.message)
-            error.userInfo = redact(values: error.userInfo)
-            if let route = error.route { error.route = redact(route: route) }
-            event.payload = .error(error)
-        case .log(var log):
-            log.message = redactText(log.message)
-            log.metadata = redact(values: log.metadata)
-            event.payload = .log(log)
-        case .decodeFailure(var failure):
-            failure.message = redactText(failure.message)
-            if let route = failure.route { failure.route = redact(route: route) }
-            event.payload = .decodeFailure(failure)
-        case .sse(var sse):
-            sse.route = redact(route: sse.route)
-            if let reason = sse.reason { sse.reason = redactText(reason) }
-            if let id = sse.lastEventID { sse.lastEventID = redactText(id) }
-            event.payload = .sse(sse)
+        case .error(let error):
+            let message = redactedIfNeeded(error.message)
+            let userInfo = redactedIfNeeded(error.userInfo)
+            let route = error.route.flatMap { redactedIfNeeded(route: $0) }
+            if message != nil || userInfo != nil || route != nil {
+                var redacted = error
+                redacted.message = message ?? error.message
+                redacted.userInfo = userInfo ?? error.userInfo
+                redacted.route = route ?? error.route
+                return .error(redacted)
+            }
+        case .log(let log):
+            let message = redactedIfNeeded(log.message)
+            let metadata = redactedIfNeeded(log.metadata)
+            if message != nil || metadata != nil {
+                var redacted = log
+                redacted.message = message ?? log.message
+                redacted.metadata = metadata ?? log.metadata
+                return .log(redacted)
+            }
+        case .decodeFailure(let failure):
+            let message = redactedIfNeeded(failure.message)
+            let route = failure.route.flatMap { redactedIfNeeded(route: $0) }
+            if message != nil || route != nil {
+                var redacted = failure
+                redacted.message = message ?? failure.message
+                redacted.route = route ?? failure.route
+                return .decodeFailure(redacted)
+            }
+        case .sse(let sse):
+            let route = redactedIfNeeded(route: sse.route)
+            let reason = sse.reason.flatMap { redactedIfNeeded($0) }
+            let lastEventID = sse.lastEventID.flatMap { redactedIfNeeded($0) }
+            if route != nil || reason != nil || lastEventID != nil {
+                var redacted = sse
+                redacted.route = route ?? sse.route
+                redacted.reason = reason ?? sse.reason
+                redacted.lastEventID = lastEventID ?? sse.lastEventID
+                return .sse(redacted)
+            }
         case .dropped:
             break
         }
+        return nil
     }
 }

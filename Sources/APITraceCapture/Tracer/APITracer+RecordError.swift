@@ -26,18 +26,17 @@ extension APITracer {
             case .admit(let count): suppressed = count > 0 ? count : nil
             }
         }
-        // Redacted as it is built (the event skips the redaction step): no copy of the event to rewrite it.
         var info: [String: String] = [:]
-        for (key, value) in userInfo { info[key] = redaction.redact(value: String(describing: value), forKey: key) }
-        let message = redaction.redactText(plain?.message ?? String(describing: error))
-        let route = route.map(redaction.redact(route:))
+        for (key, value) in userInfo { info[key] = String(describing: value) }
+        let message = plain?.message ?? String(describing: error)
         let underlying = plain == nil ? ErrorIdentity.underlyingChain(of: error) : []
         let written = submit(TraceEvent(.error(.init(
             identity: identity, message: message, userInfo: info, underlying: underlying,
             route: route, file: file, line: line, suppressed: suppressed
-        ))), rateLimited: true, redacted: true)
+        ))), rateLimited: true)
         guard written else { return }
-        log(.error, "error \(identity)\(route.map { " on \($0)" } ?? ""): \(message)", file: file, line: line)
+        // `log` redacts the text; a route's matrix parameters (`;jsessionid=`) need the route's own rule.
+        log(.error, "error \(identity)\(route.map { " on \(redaction.redact(route: $0))" } ?? ""): \(message)", file: file, line: line)
     }
 }
 

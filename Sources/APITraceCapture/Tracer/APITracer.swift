@@ -61,10 +61,9 @@ public final class APITracer: Sendable {
     ///
     /// The event is taken, not copied, and a request's payload is only copied when sampling
     /// rewrites it: every traced request comes through here on the caller's thread. `rateLimited`:
-    /// the caller already admitted an `error` event through the limit; `redacted`: the caller built
-    /// the event from redacted fields, so the redaction step (a copy of the payload) is skipped.
+    /// the caller already admitted an `error` event through the limit.
     @discardableResult
-    func submit(_ event: consuming TraceEvent, rateLimited: Bool = false, redacted: Bool = false) -> Bool {
+    func submit(_ event: consuming TraceEvent, rateLimited: Bool = false) -> Bool {
         switch event.payload {
         case .request(let request):
             if sampler.isSampling {
@@ -104,7 +103,7 @@ public final class APITracer: Sendable {
         default:
             break
         }
-        if !redacted { redaction.redact(&event) }
+        redaction.redact(&event)
         if event.session == nil { event.session = session }
         if let hook = eventHook {
             guard let rewritten = hook(event) else { return false }
