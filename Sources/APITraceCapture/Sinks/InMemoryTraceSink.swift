@@ -32,7 +32,7 @@ public final class InMemoryTraceSink: TraceSink {
     }
 
     public func record(_ event: consuming TraceEvent) {
-        let event = event
+        let event = event  // moved into a local: a closure does not capture a consuming parameter
         storage.withLock { ring in
             if ring.slots.count < capacity {
                 ring.slots.append(event)
