@@ -104,4 +104,31 @@ struct RedactionTests {
         tracer.record(TraceEvent(.request(.init(method: "GET", route: "/search?password=x", status: 200, durationMs: 1))))
         #expect(sink.events.first?.request?.route == "/search")
     }
+
+    @Test("the step rewrites only the fields that hold a secret and keeps every other field as it was")
+    func onlyChangedFields() {
+        let redaction = Redaction()
+        // An error whose user info alone holds a secret: message, route and the clean key untouched.
+        var error = TraceEvent(.error(.init(
+            identity: "E", message: "sync failed", userInfo: ["authorization": "abc", "screen": "apps"],
+            underlying: ["U"], route: "/apps", file: "F.swift", line: 7
+        )))
+        redaction.redact(&error)
+        guard case .error(let redactedError) = error.payload else { Issue.record("not an error"); return }
+        #expect(redactedError.message == "sync failed")
+        #expect(redactedError.userInfo == ["authorization": "[REDACTED]", "screen": "apps"])
+        #expect(redactedError.route == "/apps")
+        #expect(redactedError.underlying == ["U"] && redactedError.file == "F.swift" && redactedError.line == 7)
+        // An sse event whose route alone carries a query: reason and last event id untouched.
+        var sse = TraceEvent(.sse(.init(phase: .reconnect, route: "/stream?token=t", attempt: 2, lastEventID: "41", reason: "idle")))
+        redaction.redact(&sse)
+        guard case .sse(let redactedSSE) = sse.payload else { Issue.record("not sse"); return }
+        #expect(redactedSSE.route == "/stream")
+        #expect(redactedSSE.reason == "idle" && redactedSSE.lastEventID == "41" && redactedSSE.attempt == 2)
+        // A clean log line comes out equal to what went in.
+        let log = TraceEvent(.log(.init(level: "info", message: "GET /apps -> 200", metadata: ["screen": "apps"])))
+        var redactedLog = log
+        redaction.redact(&redactedLog)
+        #expect(redactedLog == log)
+    }
 }
