@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs the reference tools some tests check apitrace's output against, when they are missing:
 # Prometheus Alertmanager, Prometheus (promtool), Chromium (headless, for the HTML report), prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
-# collection queries. Run once before `swift test` (CI does, from .ci/run).
+# collection queries, websockets (a real WebSocket server) and opentelemetry-proto (the official OTLP
+# definitions). Run once before `swift test` (CI does, from .ci/run). Without it, `swift test` skips
+# the tests that need a missing tool and names it; under CI (CI set) those tests run and fail instead.
 set -eu
 
 # Prometheus Alertmanager (Debian package `prometheus-alertmanager`) for the alertmanager notifier's
@@ -30,8 +32,8 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
     echo "note: could not install chromium; the HTML report browser test will fail" >&2
 fi
 
-if python3 -c 'import prometheus_client, duckdb, chdb' 2>/dev/null; then
+if python3 -c 'import prometheus_client, duckdb, chdb, websockets, opentelemetry.proto' 2>/dev/null; then
   exit 0
 fi
-python3 -m pip install --quiet --disable-pip-version-check prometheus_client "duckdb>=1.0" "chdb>=2.0"
-python3 -c 'import duckdb, chdb, prometheus_client; print("test tools: duckdb", duckdb.__version__, "chdb", chdb.__version__)'
+python3 -m pip install --quiet --disable-pip-version-check prometheus_client "duckdb>=1.0" "chdb>=2.0" "websockets>=12" opentelemetry-proto
+python3 -c 'import duckdb, chdb, prometheus_client, websockets, opentelemetry.proto; print("test tools: duckdb", duckdb.__version__, "chdb", chdb.__version__, "websockets", websockets.__version__)'

@@ -48,7 +48,7 @@ struct AppVersionQueryTests {
         return byVersion
     }
 
-    @Test("DuckDB and ClickHouse count requests, errors and client errors per app version as Swift does", arguments: ["duckdb", "clickhouse"])
+    @Test("DuckDB and ClickHouse count requests, errors and client errors per app version as Swift does", .requires(.duckdb, .chdb), arguments: ["duckdb", "clickhouse"])
     func agrees(engine: String) async throws {
         let dir = TemporaryDirectory()
         try Self.fillFolder(dir)

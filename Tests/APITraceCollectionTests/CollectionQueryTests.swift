@@ -27,7 +27,7 @@ struct CollectionQueryTests {
         }
     }
 
-    @Test("DuckDB and ClickHouse give the Swift computation's counts exactly and its percentiles within 1e-6", arguments: ["duckdb", "clickhouse"])
+    @Test("DuckDB and ClickHouse give the Swift computation's counts exactly and its percentiles within 1e-6", .requires(.duckdb, .chdb), arguments: ["duckdb", "clickhouse"])
     func agrees(engine: String) async throws {
         let dir = TemporaryDirectory()
         try CollectedFolder.fill(dir)

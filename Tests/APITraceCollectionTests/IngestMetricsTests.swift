@@ -92,7 +92,7 @@ struct IngestMetricsTests {
         samples.filter { $0.key.hasPrefix(prefix + "{") && parts.allSatisfy($0.key.contains) }.values.reduce(0, +)
     }
 
-    @Test("each stored file's events are counted once, weighted as the format says; a re-sent file adds nothing; new series show at 0 first")
+    @Test("each stored file's events are counted once, weighted as the format says; a re-sent file adds nothing; new series show at 0 first", .requires(.prometheusClient))
     func countsOnce() async throws {
         let dir = TemporaryDirectory()
         let server = try await Self.start(dir)
@@ -146,7 +146,7 @@ struct IngestMetricsTests {
         #expect(s["apitrace_collector_files_accepted_total{}"] == 6 && s["apitrace_collector_files_duplicate_total{}"] == 2)
     }
 
-    @Test("counters never fall from one scrape to the next, and no series disappears")
+    @Test("counters never fall from one scrape to the next, and no series disappears", .requires(.prometheusClient))
     func neverFalls() async throws {
         let dir = TemporaryDirectory()
         let server = try await Self.start(dir)
@@ -167,7 +167,7 @@ struct IngestMetricsTests {
         }
     }
 
-    @Test("routes and error identities past the limits are counted under (other), totals kept")
+    @Test("routes and error identities past the limits are counted under (other), totals kept", .requires(.prometheusClient))
     func boundedLabels() async throws {
         let dir = TemporaryDirectory()
         let server = try await Self.start(dir, limits: .init(routes: 3, identities: 2))
@@ -186,7 +186,7 @@ struct IngestMetricsTests {
         #expect(requestSeries.values.reduce(0, +) == requests.reduce(0) { $0 + $1.weight })
     }
 
-    @Test("with ingest counting off, /metrics holds only the collector's own counters")
+    @Test("with ingest counting off, /metrics holds only the collector's own counters", .requires(.prometheusClient))
     func off() async throws {
         let dir = TemporaryDirectory()
         let server = try await Self.start(dir, ingest: false)

@@ -95,9 +95,8 @@ struct TraceUploaderTests {
     @Test("collector down, then up on the same port: nothing lost, nothing duplicated")
     func downThenUp() async throws {
         let source = TemporaryDirectory(), target = TemporaryDirectory()
-        let first = try await RunningCollector.start(try Self.collector(target))
-        let port = first.port
-        await first.stop()
+        // Held for the whole process: refused while nothing listens, and no parallel test can take it.
+        let port = try freePort()
         let paths = TraceFiles.writeFinished(8, to: source.path)
         let sent = Self.contents(paths)
         let events = Recorded<TraceUploader.Event>()

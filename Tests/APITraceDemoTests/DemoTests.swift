@@ -63,7 +63,7 @@ struct DemoTests {
         #expect(reasons.contains("network_error"))
     }
 
-    @Test("the exports agree with the report: one HAR entry per request, metrics with the stability path")
+    @Test("the exports agree with the report: one HAR entry per request, metrics with the stability path", .requires(.prometheusClient))
     func exports() async throws {
         let traces = try await DemoRun.shared.traces()
         let requests = try #require((try await report()["totals"] as? [String: Any])?["requests"] as? Int)

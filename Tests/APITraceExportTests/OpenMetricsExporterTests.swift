@@ -44,7 +44,7 @@ struct OpenMetricsExporterTests {
         return try JSONDecoder().decode([String: Double].self, from: data)
     }
 
-    @Test("the reference OpenMetrics parser accepts the text and reads the counts we compute independently")
+    @Test("the reference OpenMetrics parser accepts the text and reads the counts we compute independently", .requires(.prometheusClient))
     func parsesAndCounts() throws {
         var exporter = OpenMetricsExporter()
         events.forEach { exporter.add($0, appVersion: "2.1.0") }
@@ -78,7 +78,7 @@ struct OpenMetricsExporterTests {
         #expect(samples["apitrace_dropped_events_total{reason=\"buffer_full\"}"] == 12)
     }
 
-    @Test("label values with quotes, backslashes and newlines are escaped")
+    @Test("label values with quotes, backslashes and newlines are escaped", .requires(.prometheusClient))
     func escaping() throws {
         var exporter = OpenMetricsExporter()
         exporter.add(TraceEvent(.error(.init(identity: "Weird\"Error\\x\nline", message: ""))))
@@ -86,7 +86,7 @@ struct OpenMetricsExporterTests {
         #expect(samples["apitrace_recorded_errors_total{identity=\"Weird\"Error\\x\nline\"}"] == 1)
     }
 
-    @Test("a route holding CR LF, other controls and combining marks cannot break the scrape")
+    @Test("a route holding CR LF, other controls and combining marks cannot break the scrape", .requires(.prometheusClient))
     func hostileLabels() throws {
         var exporter = OpenMetricsExporter()
         let hostile = "/a\r\n# EOF\r\nfake_total 1\u{1B}[2J\u{0301}\"\\"

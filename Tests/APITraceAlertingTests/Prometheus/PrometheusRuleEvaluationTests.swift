@@ -51,7 +51,7 @@ struct PrometheusRuleEvaluationTests {
     }
 
     @Test("a 40% 5xx spike pages within minutes, resolves resolve_after after recovery; a 0.4% rate never pages",
-          .enabled(if: Promtool.path != nil, Promtool.missing))
+          .requires(.promtool))
     func spikeFiresAndResolves() async throws {
         let yaml = PrometheusRuleTranslation(try AlertRules.parse(Self.rules)).yaml
         // 1000 successes a minute on /apps/{id}; 5xx at 4 a minute, then 600 a minute (37.5%) from minute 60 to 80.
@@ -67,7 +67,7 @@ struct PrometheusRuleEvaluationTests {
     }
 
     @Test("cancelled requests are neither failures nor requests; a scoped rule ignores other routes",
-          .enabled(if: Promtool.path != nil, Promtool.missing))
+          .requires(.promtool))
     func outcomeClassesAndScope() async throws {
         let yaml = PrometheusRuleTranslation(try AlertRules.parse(Self.rules)).yaml
         // /news: 480 successes, 160 5xx and 5000 cancellations a minute; with /apps/{id}'s 40 healthy
@@ -92,7 +92,7 @@ struct PrometheusRuleEvaluationTests {
     }
 
     @Test("a latency rule pages on the share of requests slower than latency_ms, from the histogram",
-          .enabled(if: Promtool.path != nil, Promtool.missing))
+          .requires(.promtool))
     func latency() async throws {
         let yaml = PrometheusRuleTranslation(try AlertRules.parse(Self.rules)).yaml
         func histogram(_ suffix: String, le: String?, values: String) -> String {

@@ -34,7 +34,7 @@ struct PrometheusRuleTranslationTests {
         #expect(yaml.contains("keep_firing_for: 10m"))
     }
 
-    @Test("promtool check rules accepts the translation of Samples/alert-rules.yaml", .enabled(if: Promtool.path != nil, Promtool.missing))
+    @Test("promtool check rules accepts the translation of Samples/alert-rules.yaml", .requires(.promtool))
     func sampleRulesPassPromtool() async throws {
         let translation = PrometheusRuleTranslation(try AlertRules.load(path: Self.samples))
         try await expectPromtoolAccepts(translation.yaml)
@@ -43,7 +43,7 @@ struct PrometheusRuleTranslationTests {
         #expect(translation.yaml.contains("offset 6d23h30m"), "same_hour_of_week is the hour centred a week back")
     }
 
-    @Test("promtool check rules accepts latency, route, app-version and error-list rules", .enabled(if: Promtool.path != nil, Promtool.missing))
+    @Test("promtool check rules accepts latency, route, app-version and error-list rules", .requires(.promtool))
     func fleetRulesPassPromtool() async throws {
         let translation = try translated(Self.fleetRules)
         try await expectPromtoolAccepts(translation.yaml)

@@ -14,19 +14,13 @@ import Testing
 /// `prometheus-alertmanager`, started here on 127.0.0.1) whose only receiver is a webhook to this
 /// test's own receiver: the page and its resolve must come out of Alertmanager's routing.
 @Suite(.serialized) struct AlertmanagerNotifierTests {
-    static let binary: String? = {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return (path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin"])
-            .map { $0 + "/prometheus-alertmanager" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
-
-    @Test(.enabled(if: binary != nil, "prometheus-alertmanager is not installed: `apt-get install prometheus-alertmanager` (.ci/run installs it)"))
+    @Test(.requires(.alertmanager))
     func aPageAndItsResolveArriveThroughAlertmanagersRouting() async throws {
         let dir = TemporaryDirectory()
         _ = try AlertCommandTests.spikeTraces(in: dir)
+        let binary = try #require(OutsideTool.alertmanager.path)
         try await Receiver.with { receiver in
-            let am = try await RunningAlertmanager.start(binary: Self.binary!, webhook: receiver.url("/hook"), in: dir)
+            let am = try await RunningAlertmanager.start(binary: binary, webhook: receiver.url("/hook"), in: dir)
             defer { am.stop() }
             let rules = try TraceFixture.rules("""
                 rules:

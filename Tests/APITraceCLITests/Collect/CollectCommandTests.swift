@@ -128,7 +128,8 @@ struct CollectCommandTests {
         let source = TemporaryDirectory(), target = TemporaryDirectory()
         let paths = TraceFiles.writeFinished(200, to: source.path, eventsPerFile: 3000)
         let sent = Set(paths.map { TraceFiles.sha256Hex([UInt8](FileManager.default.contents(atPath: $0)!)) })
-        var (collector, port) = try await Self.startCollector(target)
+        // A reserved port: after the SIGKILL no parallel test can take it before the restart.
+        var (collector, port) = try await Self.startCollector(target, port: try freePort())
         // 30 ms after each delivery: the 200 files take seconds, so the kill lands mid-upload.
         let uploader = try Self.startUploader(source, port: port, pauseMs: 30)
         _ = try await uploader.waitForLine("3 deliveries") { _ in uploader.lines.filter { $0.hasPrefix("delivered") }.count >= 3 }

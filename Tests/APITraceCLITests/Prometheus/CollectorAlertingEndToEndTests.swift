@@ -15,8 +15,6 @@ import Testing
 /// uploaded: the rules' windows are shortened in the rules file itself (a 2 m / 20 s burn-rate
 /// pair, a 20 s recent window) so the spike is "now" for seconds, not an hour.
 @Suite(.serialized) struct CollectorAlertingEndToEndTests {
-    static let available = RunningPrometheus.binary != nil && AlertmanagerNotifierTests.binary != nil
-
     /// One request the test generated, as the test knows it.
     struct Request {
         var route: String
@@ -61,7 +59,7 @@ import Testing
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
-    @Test(.enabled(if: available, "prometheus or prometheus-alertmanager is not installed: `apt-get install prometheus prometheus-alertmanager` (Scripts/install-test-deps.sh, run by .ci/run, installs them)"))
+    @Test(.requires(.prometheus, .alertmanager))
     func aSpikeUploadedToTheCollectorPagesThroughPrometheusAndAlertmanagerAndResolves() async throws {
         let dir = TemporaryDirectory()
         try """
@@ -85,10 +83,10 @@ import Testing
         try await collector.waitUntilReady(URL(string: "http://127.0.0.1:\(port)/health")!)
 
         try await Receiver.with { receiver in
-            let am = try await RunningAlertmanager.start(binary: AlertmanagerNotifierTests.binary!, webhook: receiver.url("/hook"), in: dir)
+            let am = try await RunningAlertmanager.start(binary: try #require(OutsideTool.alertmanager.path), webhook: receiver.url("/hook"), in: dir)
             defer { am.stop() }
             let prometheus = try await RunningPrometheus.start(
-                binary: RunningPrometheus.binary!, ruleFiles: [dir.file("rules.yaml")], targets: ["127.0.0.1:\(port)"],
+                binary: try #require(OutsideTool.prometheus.path), ruleFiles: [dir.file("rules.yaml")], targets: ["127.0.0.1:\(port)"],
                 alertmanagers: ["127.0.0.1:\(am.port)"], in: dir)
             defer { prometheus.stop() }
             let now = Int64(Date().timeIntervalSince1970 * 1000)

@@ -8,7 +8,7 @@ import Testing
 /// and evaluates them without error, and it scrapes the OpenMetrics text of `apitrace export`
 /// from a real HTTP server with the per-route counts the trace files hold.
 @Suite(.serialized) struct PrometheusServerTests {
-    @Test(.enabled(if: RunningPrometheus.binary != nil, "prometheus is not installed: `apt-get install prometheus` (.ci/run installs it)"))
+    @Test(.requires(.prometheus))
     func loadsTheRulesAndScrapesTheExport() async throws {
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("traces"), withIntermediateDirectories: true)
@@ -33,7 +33,7 @@ import Testing
             }
         }) { base in
             let port = try #require(base.port)
-            let prometheus = try await RunningPrometheus.start(binary: RunningPrometheus.binary!, ruleFiles: [dir.file("rules.yaml")], targets: ["127.0.0.1:\(port)"], in: dir)
+            let prometheus = try await RunningPrometheus.start(binary: try #require(OutsideTool.prometheus.path), ruleFiles: [dir.file("rules.yaml")], targets: ["127.0.0.1:\(port)"], in: dir)
             defer { prometheus.stop() }
 
             // Every group loaded, every rule evaluated at least once without error.

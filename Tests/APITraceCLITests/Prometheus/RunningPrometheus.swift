@@ -11,9 +11,6 @@ struct RunningPrometheus: Sendable {
     let process: ChildProcess
     let port: Int
 
-    /// The installed Prometheus server, or `nil`.
-    static let binary: String? = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"].first { FileManager.default.isExecutableFile(atPath: $0) }
-
     /// Starts Prometheus scraping `targets`, evaluating `ruleFiles`, and sending its alerts to the
     /// Alertmanagers at `alertmanagers` (`host:port`), if any.
     static func start(binary: String, ruleFiles: [String], targets: [String], alertmanagers: [String] = [], in dir: TemporaryDirectory) async throws -> RunningPrometheus {

@@ -8,10 +8,6 @@ import Testing
 /// to the console, and need nothing from the network.
 @Suite("HTML report in headless Chromium")
 struct HTMLReportBrowserTests {
-    static var chromium: String? {
-        ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     /// Runs Chromium headless on `page` with `extra` arguments, on a thread of its own, killed after `timeout` seconds.
     static func chromium(_ page: String, _ extra: [String], in dir: TemporaryDirectory, timeout: Double = 60) async throws -> (status: Int32, stdout: String, stderr: String) {
         let profile = dir.file("profile-\(UUID().uuidString.prefix(8))")
@@ -21,7 +17,7 @@ struct HTMLReportBrowserTests {
             // Nothing may come from the network: every host name fails to resolve.
             "--host-resolver-rules=MAP * ~NOTFOUND", "--user-data-dir=\(profile)", "--enable-logging=stderr", "--v=0",
         ] + extra + [URL(fileURLWithPath: page).absoluteString]
-        let executable = try #require(chromium, "chromium is not installed (Scripts/install-test-deps.sh installs it)")
+        let executable = try #require(OutsideTool.chromium.path, "chromium is not installed: \(OutsideTool.installHint)")
         return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(with: Result {
@@ -83,7 +79,7 @@ struct HTMLReportBrowserTests {
     json.dump({"width": width, "height": height, "colours": len(colours), "coloured": coloured / (width * height), "red": red}, sys.stdout)
     """#
 
-    @Test("the report with every new section renders in Chromium: non-blank PNG, charts in the DOM, no console output, no network")
+    @Test("the report with every new section renders in Chromium: non-blank PNG, charts in the DOM, no console output, no network", .requires(.chromium))
     func rendersInChromium() async throws {
         let dir = TemporaryDirectory()
         try await offPool { try ReleaseTraffic.write(to: dir.path) }
@@ -104,7 +100,7 @@ struct HTMLReportBrowserTests {
         #expect(Self.consoleLines(dom.stderr).isEmpty, "\(Self.consoleLines(dom.stderr))")
         // The browser parsed the sections and the three charts.
         for marker in ["<h2 id=\"compare\">Compared with baseline</h2>", "aria-label=\"Share of the extra failures\"",
-                       "aria-label=\"Error rate over time\"", "aria-label=\"Latency percentiles per route\"", "<h2>By app version</h2>",
+                       "aria-label=\"Error rate over time\"", "aria-label=\"Latency percentiles per route", "<h2>By app version</h2>",
                        "sessions affected", "first seen", "last seen", "of the extra failures:", "/apps/{id} on app 2.4.0"] {
             #expect(dom.stdout.contains(marker), "the DOM lacks \(marker)")
         }
@@ -125,7 +121,7 @@ struct HTMLReportBrowserTests {
         #expect((stats["red"] as? Int ?? 0) > 200, "the charts' red is missing: \(stats)")
     }
 
-    @Test("the console check catches a page that logs an error (so its silence above means something)")
+    @Test("the console check catches a page that logs an error (so its silence above means something)", .requires(.chromium))
     func consoleCheckWorks() async throws {
         let dir = TemporaryDirectory()
         let page = dir.file("control.html")
