@@ -64,20 +64,20 @@ public struct StubBackend: HTTPBackend {
         StubBackend { request in responses[request.route ?? request.url.path] ?? otherwise }
     }
 
-    /// Answers with each outcome in turn, the last one repeating: a failure then a success tests a retry.
+    /// Answers with each stub in turn, the last one repeating: a failure then a success tests a retry.
     ///
     /// ```swift
-    /// StubBackend.sequence([.failure(URLError(.timedOut)), .success(BackendResponse(status: 200))])
+    /// StubBackend.sequence([.failing(URLError(.timedOut)), .status(503), .json(#"{"data": []}"#)])
     /// ```
-    public static func sequence(_ outcomes: [Result<BackendResponse, any Error>]) -> StubBackend {
-        precondition(!outcomes.isEmpty, "StubBackend.sequence needs at least one outcome")
+    public static func sequence(_ stubs: [StubBackend]) -> StubBackend {
+        precondition(!stubs.isEmpty, "StubBackend.sequence needs at least one stub")
         let next = Locked(0)
-        return StubBackend { _ in
+        return StubBackend { request in
             let index = next.withLock { index in
-                defer { index = min(index + 1, outcomes.count - 1) }
+                defer { index = min(index + 1, stubs.count - 1) }
                 return index
             }
-            return try outcomes[index].get()
+            return try await stubs[index].respond(request)
         }
     }
 }

@@ -36,7 +36,7 @@ struct StubBackendTests {
 
     @Test("sequence answers in turn and repeats the last outcome; failing throws the error")
     func sequenceAndFailing() async throws {
-        let stub = StubBackend.sequence([.failure(URLError(.timedOut)), .success(BackendResponse(status: 500)), .success(BackendResponse(status: 200))])
+        let stub = StubBackend.sequence([.failing(URLError(.timedOut)), .status(500), .status(200)])
         await #expect(throws: URLError.self) { try await stub.perform(BackendRequest(url: url)) }
         #expect(try await stub.perform(BackendRequest(url: url)).status == 500)
         #expect(try await stub.perform(BackendRequest(url: url)).status == 200)
@@ -48,7 +48,7 @@ struct StubBackendTests {
     @Test("behind TracingBackend, each answer is one request event with its status or error")
     func traced() async throws {
         try await withTestTracer { traces in
-            let backend = TracingBackend(StubBackend.sequence([.failure(URLError(.timedOut)), .success(BackendResponse(status: 503))]))
+            let backend = TracingBackend(StubBackend.sequence([.failing(URLError(.timedOut)), .status(503)]))
             _ = try? await backend.perform(BackendRequest(url: url, route: "/apps/{id}"))
             _ = try await backend.perform(BackendRequest(url: url, route: "/apps/{id}", attempt: 2))
             #expect(traces.requests.map(\.error) == ["URLError.timedOut", nil])

@@ -113,6 +113,7 @@ public struct TracedRequest: Sendable {
         timing: TraceEvent.Request.Timing? = nil, at end: ContinuousClock.Instant, timestamp: TraceTimestamp
     ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
+        tracer.tracedFailures.note(identity: identity, description: description)
         tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
             bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt, timing: timing

@@ -43,6 +43,7 @@ public struct TracedJSONDecoder: Sendable {
                 failure.entity = model
                 failure.message = "decoding \(topLevel): " + failure.message
             }
+            tracer.tracedFailures.note(identity: ErrorIdentity.of(error), description: String(describing: error))
             tracer.recordDecodeFailure(failure)
             throw error
         }

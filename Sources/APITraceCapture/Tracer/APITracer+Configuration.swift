@@ -29,7 +29,9 @@ extension APITracer {
         /// Where apitrace's own log lines go (requests at `debug`, errors at `error`, decode failures at `warning`).
         /// Default: ``LoggingFunction/stderr`` at `warning` and above.
         public var logging: LoggingFunction
-        /// Session id stamped on events that have none. Default: `nil` (no `session` field).
+        /// Session id stamped on events that have none, so reports count the sessions a failure
+        /// touched. Default: ``processSession``, one random id per process; set your own (a login
+        /// or app-launch id), or `nil` for no `session` field.
         public var session: String?
         /// Called last with every event; return it (changed or not) to keep it, `nil` to drop it.
         /// Runs on the caller's thread: keep it fast. The events of `RequestSpanTracer` spans are
@@ -56,7 +58,7 @@ extension APITracer {
             sampling: Sampling = Sampling(),
             errorRateLimit: RateLimit? = RateLimit(maxEvents: 10, per: .seconds(60)),
             logging: LoggingFunction = .stderr,
-            session: String? = nil,
+            session: String? = Configuration.processSession,
             eventHook: (@Sendable (TraceEvent) -> TraceEvent?)? = nil,
             decodeFailureRateLimit: RateLimit? = RateLimit(maxEvents: 10, per: .seconds(60)),
             traceContext: TraceContextProvider? = nil
@@ -70,5 +72,18 @@ extension APITracer {
             self.session = session
             self.eventHook = eventHook
         }
+
+        /// The default ``session``: a random id made once per process (32 hex digits).
+        public static let processSession: String = {
+            var generator = SystemRandomNumberGenerator()
+            let (a, b) = (generator.next() as UInt64, generator.next() as UInt64)
+            return String(a, radix: 16).leftPadded(to: 16) + String(b, radix: 16).leftPadded(to: 16)
+        }()
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

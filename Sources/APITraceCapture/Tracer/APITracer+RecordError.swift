@@ -7,6 +7,11 @@ extension APITracer {
     /// errors it wraps, `userInfo` as strings, the route when given, and where it was recorded.
     /// Subject to ``Configuration/errorRateLimit``, which counts what it holds back.
     ///
+    /// Pass it any error your code catches, those of traced calls included: a failure this tracer
+    /// already recorded (a transport failure of a traced request, a decode failure of
+    /// ``TracedJSONDecoder``) is not written again, so the usual pattern counts each failure once.
+    /// Its log line says so, at `debug`.
+    ///
     /// ```swift
     /// do { try await sync() } catch {
     ///     APITracer.shared.recordError(error, userInfo: ["screen": "apps"])
@@ -18,6 +23,10 @@ extension APITracer {
     ) {
         let plain = ErrorIdentity.plainCase(error)
         let identity = plain?.identity ?? ErrorIdentity.of(error)
+        if !tracedFailures.isEmpty, tracedFailures.consume(identity: identity, description: String(describing: error)) {
+            log(.debug, "error \(identity) was already recorded by the traced request or decoder that threw it; not counted again", file: file, line: line)
+            return
+        }
         // The limit is checked before the message and user info are built, so a suppressed error costs little.
         var suppressed: Int?
         if let errorLimiter {

@@ -31,6 +31,8 @@ public final class APITracer: Sendable {
     let logging: LoggingFunction
     /// Ended spans whose events are built off the caller's thread.
     let deferred = DeferredEvents()
+    /// Transport and decode failures this tracer recorded, so `recordError` does not count them again.
+    let tracedFailures = TracedFailures()
 
     /// Creates a tracer sending events to `sinks`.
     public init(sinks: [any TraceSink], configuration: Configuration = Configuration()) {
