@@ -36,10 +36,9 @@ extension TraceReport {
             <h1>apitrace report</h1>
 
             """
-        out += "<p>\(F.count(input.filesRead)) files, \(F.count(totals.events)) events"
+        out += "<p>\(F.count(input.filesRead)) file\(input.filesRead == 1 ? "" : "s"), \(F.count(totals.events)) events"
         if let firstEvent, let lastEvent { out += ", \(h(firstEvent.rfc3339)) to \(h(lastEvent.rfc3339)) (\(h(F.span(spanSeconds))))" }
         out += ".<br><span class=\"muted\">Read from: \(input.sources.map { "<code>\(h($0))</code>" }.joined(separator: ", "))</span></p>\n"
-        out += "<ul class=\"defs\">" + definitions.map { "<li>\(h($0))</li>" }.joined() + "</ul>\n"
 
         let t = totals
         out += "<h2>Totals</h2>\n"
@@ -108,6 +107,8 @@ extension TraceReport {
         if !input.warnings.isEmpty {
             out += "<h2>Warnings</h2>\n<ul>" + input.warnings.map { "<li>\(h($0))</li>" }.joined() + "</ul>\n"
         }
+        // The numbers come first; what they mean closes the page.
+        out += "<h2>Definitions</h2>\n<ul class=\"defs\">" + definitions.map { "<li>\(h($0))</li>" }.joined() + "</ul>\n"
         out += "</body></html>\n"
         return out
     }
@@ -140,29 +141,44 @@ extension TraceReport {
         return svg
     }
 
-    /// p50, p95 and p99 per route as horizontal bars on a shared scale.
+    /// p50, p95 and p99 per route as horizontal bars on a shared logarithmic scale, with a gridline
+    /// per decade: one route's long tail (a p99 of seconds) would flatten every other bar on a linear one.
     func latencyChart() -> String {
         let rows = routes.filter { $0.requests > 0 }.prefix(25)
         guard !rows.isEmpty else { return "<p>No requests.</p>\n" }
-        let width = 1000.0, label = 260.0, rowH = 30.0, barH = 7.0
-        let height = Double(rows.count) * rowH + 10
-        let maxValue = max(rows.compactMap { $0.latency.p99 }.max() ?? 1, 0.001)
+        let width = 1000.0, label = 260.0, rowH = 30.0, barH = 7.0, axisH = 18.0
+        let height = Double(rows.count) * rowH + 10 + axisH
         let plotW = width - label - 90
+        let measured = rows.flatMap { [$0.latency.p50, $0.latency.p95, $0.latency.p99] }.compactMap { $0 }.filter { $0 > 0 }
+        // From the decade below the fastest value to the slowest, at least one decade wide.
+        let low = Foundation.pow(10, Foundation.floor(Foundation.log10(Swift.max(measured.min() ?? 1, 0.001))))
+        let high = Swift.max(measured.max() ?? 1, low * 10)
+        func x(_ value: Double) -> Double {
+            value <= low ? 1 : Swift.max(1, Foundation.log10(value / low) / Foundation.log10(high / low) * plotW)
+        }
         let colors = [("p50", "#34c759"), ("p95", "#ff9f0a"), ("p99", "#d70015")]
-        var svg = "<svg viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"Latency percentiles per route\">\n"
+        var svg = "<svg viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"Latency percentiles per route, logarithmic scale\">\n"
+        let plotBottom = 5 + Double(rows.count) * rowH
+        var decade = low
+        while decade <= high * 1.000001 {
+            let gx = label + x(decade)
+            svg += "<line x1=\"\(fmt(gx))\" y1=\"5\" x2=\"\(fmt(gx))\" y2=\"\(fmt(plotBottom))\" stroke=\"#ddd\" stroke-width=\"1\"/>"
+            svg += "<text x=\"\(fmt(gx))\" y=\"\(fmt(plotBottom + 13))\" font-size=\"10\" text-anchor=\"middle\" fill=\"#666\">\(ReportNumberFormatting.duration(decade))</text>\n"
+            decade *= 10
+        }
         for (i, r) in rows.enumerated() {
             let y = 5 + Double(i) * rowH
             svg += "<text x=\"\(fmt(label - 8))\" y=\"\(fmt(y + 17))\" font-size=\"12\" text-anchor=\"end\">\(Self.escapeHTML(r.method + " " + r.route))</text>\n"
             for (j, (name, color)) in colors.enumerated() {
                 let values: [Double?] = [r.latency.p50, r.latency.p95, r.latency.p99]
                 let value = values[j] ?? 0
-                let w = max(1, value / maxValue * plotW)
-                svg += "<rect x=\"\(fmt(label))\" y=\"\(fmt(y + 3 + Double(j) * (barH + 1)))\" width=\"\(fmt(w))\" height=\"\(fmt(barH))\" fill=\"\(color)\"><title>\(Self.escapeHTML(r.method + " " + r.route)) \(name) \(ReportNumberFormatting.duration(value))</title></rect>\n"
+                svg += "<rect x=\"\(fmt(label))\" y=\"\(fmt(y + 3 + Double(j) * (barH + 1)))\" width=\"\(fmt(x(value)))\" height=\"\(fmt(barH))\" fill=\"\(color)\"><title>\(Self.escapeHTML(r.method + " " + r.route)) \(name) \(ReportNumberFormatting.duration(value))</title></rect>\n"
             }
-            svg += "<text x=\"\(fmt(label + (r.latency.p99 ?? 0) / maxValue * plotW + 6))\" y=\"\(fmt(y + 17))\" font-size=\"11\" fill=\"#666\">\(ReportNumberFormatting.duration(r.latency.p99))</text>\n"
+            svg += "<text x=\"\(fmt(label + x(r.latency.p99 ?? 0) + 6))\" y=\"\(fmt(y + 17))\" font-size=\"11\" fill=\"#666\">\(ReportNumberFormatting.duration(r.latency.p99))</text>\n"
         }
         svg += "</svg>\n"
-        svg += "<p class=\"legend muted\">" + colors.map { "<span><i class=\"sw\" style=\"background:\($0.1)\"></i>\($0.0)</span>" }.joined() + "</p>\n"
+        svg += "<p class=\"legend muted\">" + colors.map { "<span><i class=\"sw\" style=\"background:\($0.1)\"></i>\($0.0)</span>" }.joined()
+            + "<span>logarithmic scale</span></p>\n"
         return svg
     }
 

@@ -16,12 +16,10 @@ extension TraceReport {
             return out
         }
         var out = "# apitrace report\n\n"
-        out += "\(F.count(input.filesRead)) files, \(F.count(totals.events)) events"
+        out += "\(F.count(input.filesRead)) file\(input.filesRead == 1 ? "" : "s"), \(F.count(totals.events)) events"
         if let firstEvent, let lastEvent { out += ", \(firstEvent.rfc3339) to \(lastEvent.rfc3339) (\(F.span(spanSeconds)))" }
         out += ".\n"
         if !input.sources.isEmpty { out += "Read from: " + input.sources.map { c($0) }.joined(separator: ", ") + ".\n" }
-        out += "\n" + definitions.map { "- \($0)" }.joined(separator: "\n") + "\n"
-
         out += "\n## Totals\n\n"
         let t = totals
         out += table(["", "count", "rate"], [1, 2], [
@@ -100,6 +98,8 @@ extension TraceReport {
             out += "\n## Warnings\n\n" + input.warnings.map { "- " + text($0) }.joined(separator: "\n") + "\n"
             if input.warningsOmitted > 0 { out += "- ... \(input.warningsOmitted) more\n" }
         }
+        // The numbers come first; what they mean closes the report.
+        out += "\n## Definitions\n\n" + definitions.map { "- \($0)" }.joined(separator: "\n") + "\n"
         return out
     }
 }

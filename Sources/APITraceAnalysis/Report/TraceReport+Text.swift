@@ -19,7 +19,6 @@ extension TraceReport {
         }
         out += "\n"
         if !input.sources.isEmpty { out += "read from: \(T(input.sources.joined(separator: ", ")))\n" }
-        for line in definitions { out += ANSI.style("  \(line)", ANSI.dim, colors) + "\n" }
 
         // Totals
         out += heading("TOTALS")
@@ -179,6 +178,10 @@ extension TraceReport {
             for warning in input.warnings { out += ANSI.style("  warning: \(T(warning))", ANSI.yellow, colors) + "\n" }
             if input.warningsOmitted > 0 { out += "  ... \(input.warningsOmitted) more warnings\n" }
         }
+
+        // The numbers come first; what they mean closes the report.
+        out += heading("DEFINITIONS")
+        for line in definitions { out += ANSI.style("  \(line)", ANSI.dim, colors) + "\n" }
         return out
     }
 
@@ -188,9 +191,16 @@ extension TraceReport {
         return text.count == 24 ? String(text.prefix(19)) + "Z" : text
     }
 
+    /// `text` on one line, at most `width` characters: cut at the last word boundary that fits
+    /// (mid-word only when a single word is longer than half the width), with an ellipsis.
     static func clip(_ text: String, _ width: Int) -> String {
         let flat = text.replacingOccurrences(of: "\n", with: " ")
-        return flat.count <= width ? flat : String(flat.prefix(width - 3)) + "..."
+        guard flat.count > width else { return flat }
+        let room = flat.prefix(width - 1)
+        if let space = room.lastIndex(of: " "), room.distance(from: room.startIndex, to: space) >= width / 2 {
+            return String(room[..<space]) + "…"
+        }
+        return String(room) + "…"
     }
 
     /// Eight-level block characters scaled to the largest value.
