@@ -93,7 +93,7 @@ public final class RequestSpanTracer: Tracing.Tracer {
     /// are flushed by ``APITraceCapture/APITracer/flush()``, which drains the spans first.
     public func forceFlush() {
         recorder.drainDeferred()
-        forwardingTo?.forceFlush()
+        if let forwardingTo { forwardedFlush(forwardingTo).flush() }
     }
 
     public func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
@@ -119,4 +119,23 @@ public final class RequestSpanTracer: Tracing.Tracer {
             injector.inject(ids.traceParent.headerValue, forKey: "traceparent", into: &carrier)
         }
     }
+}
+
+/// Calls the forwarded tracer's `forceFlush()`, which swift-distributed-tracing deprecates (on
+/// `LegacyTracer`, with no replacement) though tracers still act on it (its own InMemoryTracer counts it). The
+/// call sits in a deprecated witness of a requirement that is not, so forwarding the flush builds
+/// without a deprecation warning.
+private protocol FlushForwarding {
+    func flush()
+}
+
+private struct ForwardedFlush<Forwarded: Tracing.Tracer>: FlushForwarding {
+    let tracer: Forwarded
+
+    @available(*, deprecated, message: "forwards LegacyTracer.forceFlush()")
+    func flush() { tracer.forceFlush() }
+}
+
+private func forwardedFlush<Forwarded: Tracing.Tracer>(_ tracer: Forwarded) -> any FlushForwarding {
+    ForwardedFlush(tracer: tracer)
 }

@@ -88,7 +88,7 @@ struct RecordErrorTests {
     func logged() throws {
         let collector = LogCollector()
         let (tracer, _) = makeTracer(logging: collector.function())
-        tracer.recordError(URLError(.timedOut, userInfo: [NSURLErrorFailingURLStringErrorKey: "https://api.example.com/a?token=abc123"]))
+        tracer.recordError(URLError(.timedOut, userInfo: ["NSErrorFailingURLStringKey" /* NSURLErrorFailingURLStringErrorKey, deprecated */: "https://api.example.com/a?token=abc123"]))
         let lines = collector.records
         #expect(lines.count == 1)
         #expect(lines.first?.level == .error)

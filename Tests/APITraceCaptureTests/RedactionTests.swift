@@ -64,7 +64,7 @@ struct RedactionTests {
         let collector = LogCollector()
         let (tracer, sink) = makeTracer(logging: collector.function())
         let secretURL = "https://api.example.com/apps?token=abc123&page=2"
-        let error = URLError(.timedOut, userInfo: [NSURLErrorFailingURLStringErrorKey: secretURL, "NSErrorFailingURLKey": URL(string: secretURL)!])
+        let error = URLError(.timedOut, userInfo: ["NSErrorFailingURLStringKey" /* NSURLErrorFailingURLStringErrorKey, deprecated */: secretURL, "NSErrorFailingURLKey": URL(string: secretURL)!])
         #expect(String(describing: error).contains("abc123"))  // the raw message does hold it
         tracer.recordError(error, userInfo: ["url": secretURL, "auth": "Authorization: Bearer zzz999", "api_key": "k-42"])
         let recorded = try #require(sink.events.first?.recordedError)

@@ -257,7 +257,7 @@ struct DeferredRecordingTests {
 
     @Test("withTestTracer: a span's event is among the requests as soon as the span ended, no flush written")
     func testTracerDrains() async throws {
-        try await withTestTracer { traces in
+        await withTestTracer { traces in
             let tracer = RequestSpanTracer()   // recorder: .shared, the test tracer in this scope
             tracer.withSpan("GET", ofKind: .client) { span in
                 span.attributes["http.request.method"] = "GET"

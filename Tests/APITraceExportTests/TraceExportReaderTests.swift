@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func picksFilesByTimeAndKeepsTheCallersEvents() throws {
-        let files = try hours()
+        _ = try hours()
         var har = HARExporter()
         let since = Self.start.adding(milliseconds: 2 * 3_600_000 + 1000)
         let read = TraceExportReader(since: since, keepEvent: { $0.session == "a" }).read([dir], into: &har)

@@ -76,7 +76,7 @@ struct TraceFileWriterTests {
         let result = TraceFileReader(path: file).forEachEvent { if case .log(let l) = $0.payload { seqs.append(Int(l.metadata["seq"]!)!) } }
         #expect(seqs == Array(0..<500))
         // The file is still open, so the reader says it was not finished.
-        #expect(result.warnings.map(\.kind) == [.truncated(byteOffset: Int(try FileManager.default.attributesOfItem(atPath: file)[.size] as! NSNumber))])
+        #expect(result.warnings.map(\.kind) == [.truncated(byteOffset: (try FileManager.default.attributesOfItem(atPath: file)[.size] as! NSNumber).intValue)])
         writer.close()
     }
 
@@ -109,7 +109,7 @@ struct TraceFileWriterTests {
     func unwritableDirectory() throws {
         let dir = TemporaryDirectory()
         let blocker = dir.file("blocker")
-        FileManager.default.createFile(atPath: blocker, contents: Data("not a folder".utf8))
+        _ = FileManager.default.createFile(atPath: blocker, contents: Data("not a folder".utf8))
         let traces = blocker + "/traces"
         let messages = Mutex<[String]>([])
         let writer = TraceFileWriter(configuration: .init(
