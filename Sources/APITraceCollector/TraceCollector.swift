@@ -29,13 +29,13 @@ public final class TraceCollector: Sendable {
     public init(configuration: Configuration) throws(CollectorSetupError) {
         self.configuration = configuration
         guard configuration.maxConcurrentUploads > 0, configuration.maxBytesInFlight >= configuration.maxBodyBytes,
-              configuration.storeThreads > 0 else {
+              configuration.storeThreads > 0, configuration.maxDecompressionRatio > 0, configuration.minBodyBytesPerSecond >= 0 else {
             throw CollectorSetupError(
-                "the limits do not fit: give at least one concurrent upload and store thread, and a bytes-in-flight bound no smaller than the largest body (\(configuration.maxBodyBytes) bytes)")
+                "the limits do not fit: give at least one concurrent upload and store thread, a positive decompression ratio, a minimum body rate of 0 or more, and a bytes-in-flight bound no smaller than the largest body (\(configuration.maxBodyBytes) bytes)")
         }
         tokenCheck = try BearerTokenCheck(tokens: configuration.tokens)
         store = try TraceStore(directory: configuration.directory)
-        validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes)
+        validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes, maxRatio: configuration.maxDecompressionRatio)
         let admission = UploadAdmission(maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight)
         self.admission = admission
         metrics = CollectorMetrics(

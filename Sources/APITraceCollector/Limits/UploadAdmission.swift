@@ -3,7 +3,7 @@ import APITraceFormat
 /// Bounds what uploads in progress may hold: how many at once, and how many body bytes in all.
 ///
 /// An upload is admitted before its body is read and then grows its share of the byte budget
-/// as its body comes in; when either bound would be passed, the upload is answered
+/// as its body comes in (bytes received, never the `Content-Length` a client announces); when either bound would be passed, the upload is answered
 /// `503 Service Unavailable` with `Retry-After` and its memory is given back at once. Uploaders
 /// retry after `Retry-After`, so a burst from a fleet is spread out instead of taking the
 /// collector's memory.
@@ -51,7 +51,7 @@ final class UploadAdmission: Sendable {
         }
     }
 
-    /// Admits an upload holding `initialBytes` (its `Content-Length`, when known), or returns nil when full.
+    /// Admits an upload holding `initialBytes` (0 for a body not yet read), or returns nil when full.
     func admit(initialBytes: Int) -> Ticket? {
         let admitted = state.withLock { state -> Bool in
             guard state.uploads < maxUploads, state.bytes + initialBytes <= maxBytes else { return false }

@@ -7,6 +7,10 @@ import NIOCore
 extension TraceCollector {
     /// Serves the collector on `host:port` until SIGTERM or SIGINT (graceful), or the task is cancelled.
     ///
+    /// On SIGTERM or SIGINT the collector stops accepting connections, closes idle ones, gives
+    /// bodies still arriving ``Configuration/shutdownGrace`` to finish, and answers the uploads
+    /// whose body is in once they are stored; then it returns.
+    ///
     /// `onListening` gets the bound port (useful with port 0). Without a `logger`, one at the
     /// level named by `$LOG_LEVEL` (Hummingbird's convention; default `info`) is used.
     public func run(
@@ -40,6 +44,9 @@ extension TraceCollector {
                     headerTimeout: Self.timeAmount(configuration.headerTimeout),
                     bodyIdleTimeout: Self.timeAmount(configuration.bodyIdleTimeout),
                     bodyTimeout: Self.timeAmount(configuration.bodyTimeout),
+                    minBodyBytesPerSecond: configuration.minBodyBytesPerSecond,
+                    rateWindow: Self.timeAmount(configuration.bodyRateWindow),
+                    shutdownGrace: Self.timeAmount(configuration.shutdownGrace),
                     onTimeout: { metrics.recordTimedOut($0) })
             ]))
     }
