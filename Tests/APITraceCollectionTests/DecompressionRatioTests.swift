@@ -68,6 +68,10 @@ print(json.dumps(sizes))
             let seconds = Date().timeIntervalSince(started)
             #expect(answer.status == 413, "\(name): \(answer.status) \(answer.text)")
             #expect(answer.text.contains("more than 200 times its compressed size"), "\(name): \(answer.text)")
+            // The work is bounded: at most 1 MiB plus 200 times a 64 KiB window, and one 256 KiB block of output, were inflated.
+            let inflatedBeforeRefusal: Int = answer.text.firstMatch(of: /\((\d+) bytes out of its compressed bytes/).flatMap { Int($0.1) } ?? .max
+            let workBound: Int = (1 << 20) + 200 * (64 << 10) + (256 << 10)
+            #expect(inflatedBeforeRefusal <= workBound, "\(name): \(answer.text)")
             // A budget, not a speed target: on main these took 8 s and more (the whole 0.9 GiB inflated).
             #expect(seconds < 6, "\(name) took \(seconds) s to refuse")
         }
