@@ -36,7 +36,11 @@ public final class TraceCollector: Sendable {
         tokenCheck = try BearerTokenCheck(tokens: configuration.tokens)
         store = try TraceStore(directory: configuration.directory)
         validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes, maxRatio: configuration.maxDecompressionRatio)
-        let admission = UploadAdmission(maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight)
+        // A newcomer may take the slot of an upload reading at under 8 times the minimum rate: slow enough to
+        // be a dribbler or a very poor link, which retries after Retry-After like any busy answer.
+        let admission = UploadAdmission(
+            maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight,
+            preemptBelowBytesPerSecond: configuration.minBodyBytesPerSecond.multipliedReportingOverflow(by: 8).partialValue)
         self.admission = admission
         metrics = CollectorMetrics(
             inFlight: { admission.usage }, ingest: configuration.ingestMetrics ? IngestMetrics(limits: configuration.metricLimits) : nil)
@@ -146,9 +150,12 @@ public final class TraceCollector: Sendable {
     /// `503`: the collector is full; the uploader comes back after `Retry-After`.
     func busyReply(_ bound: CollectorMetrics.BusyReason) -> Reply {
         metrics.recordBusy(bound)
-        return Reply(
-            status: 503,
-            message: "the collector is busy (\(bound == .uploads ? "too many uploads" : "too many bytes") in progress); retry after \(configuration.busyRetryAfterSeconds) s")
+        let why = switch bound {
+        case .uploads: "the collector is busy (too many uploads in progress)"
+        case .bytes: "the collector is busy (too many bytes in progress)"
+        case .preempted: "the upload was too slow while others waited (under \(configuration.minBodyBytesPerSecond * 8) bytes/s): its slot went to another"
+        }
+        return Reply(status: 503, message: "\(why); retry after \(configuration.busyRetryAfterSeconds) s")
     }
 
     func reply(_ rejection: UploadRejection) -> Reply {

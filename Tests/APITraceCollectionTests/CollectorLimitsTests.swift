@@ -276,4 +276,41 @@ struct CollectorLimitsTests {
         #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer)")
         #expect(server.collector.metrics.snapshot.timedOut == 0)
     }
+
+    @Test("with every slot held by dribblers (4 slots, 4 clients dripping a byte a second, rate window 60 s), honest uploads take the slowest one's slot at once; that one is answered 503")
+    func slowUploadsLoseTheirSlots() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(
+            dir, maxUploads: 4, maxBody: 64 << 20, headerTimeout: .seconds(60), bodyIdleTimeout: .seconds(120), bodyTimeout: .seconds(300),
+            bodyRateWindow: .seconds(60))
+        defer { Task { await server.stop() } }
+        let answers = Recorded<String>()
+        let drippers = (0..<4).map { _ in
+            Task {
+                try await Self.offPool {
+                    let connection = try RawConnection(port: server.port)
+                    connection.send("POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.token)\r\nContent-Length: \(64 << 20)\r\n\r\n")
+                    // A byte a second until the collector answers (or 12 s pass).
+                    for _ in 0..<12 {
+                        guard connection.send([0x1F]) else { return }
+                        let (bytes, closed) = connection.readUntilClosed(seconds: 1)
+                        if !bytes.isEmpty { answers.append(String(decoding: bytes, as: UTF8.self)) }
+                        if !bytes.isEmpty || closed { return }
+                    }
+                }
+            }
+        }
+        try await waitUntil("the four dribblers to hold every slot", seconds: 20) { server.collector.metrics.openMetricsText.contains("apitrace_collector_uploads_in_flight 4\n") }
+        // Judged after a second of reading.
+        try await Task.sleep(for: .milliseconds(1500))
+        let body = TraceFiles.make(producer: "honest", events: TraceFiles.requests(500, seed: 12))
+        let honest = try await HTTPClient.upload(server.uploadURL, body)
+        #expect(honest.status == 201, "\(honest.status) \(honest.text)")
+        let second = try await HTTPClient.upload(server.uploadURL, TraceFiles.make(producer: "honest2", events: TraceFiles.requests(500, seed: 13)))
+        #expect(second.status == 201, "\(second.status) \(second.text)")
+        for dripper in drippers { try await dripper.value }
+        #expect(answers.all.count >= 1 && answers.all.allSatisfy { $0.hasPrefix("HTTP/1.1 503") && $0.contains("too slow") }, "\(answers.all)")
+        let metrics = try await HTTPClient.request("GET", server.baseURL + "/metrics")
+        #expect(metrics.text.contains("apitrace_collector_uploads_busy_total{bound=\"preempted\"} \(answers.all.count)\n"), "\(metrics.text)")
+    }
 }

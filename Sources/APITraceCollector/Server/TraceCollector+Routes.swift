@@ -46,13 +46,15 @@ extension TraceCollector {
             guard total <= limit else {
                 return respond(reply(UploadRejection(.bodyTooLarge, "the body is more than the collector's limit of \(limit) bytes")), logger: context.logger)
             }
-            guard ticket.grow(to: total) else { return busy(.bytes) }
+            guard ticket.grow(to: total) else { return busy(ticket.holdsSlot ? .bytes : .preempted) }
             if total > buffer.capacity {
                 // Doubling, but never past the length announced: what is allocated stays within twice what was received.
                 buffer.reserveCapacity(min(max(total, buffer.capacity * 2), max(total, declared ?? 0)))
             }
             buffer.writeImmutableBuffer(chunk)
         }
+        ticket.finishedReading()
+        guard ticket.holdsSlot else { return busy(.preempted) }
         let outcome = await receiveInBackground(
             authorization: authorization, contentDigest: request.headers[.contentDigest], body: buffer, ticket: ticket)
         return respond(outcome, logger: context.logger)
