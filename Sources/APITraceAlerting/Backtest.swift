@@ -87,9 +87,11 @@ public struct Backtest: Sendable {
 
     /// Counts the traces under `paths`, a pass at a time, and replays the evaluations.
     ///
-    /// A pass whose counted ranges hold no event, while no incident is open and no rule looks
-    /// for new failures, cannot page or resolve: its evaluations are counted without being run,
-    /// so a backtest over decades of mostly empty time ends as soon as one over its busy weeks.
+    /// Time whose evaluations read no trace file (none is selected for their ranges), while no
+    /// incident is open, cannot page or resolve: it is leapt over, its evaluations counted without
+    /// being run; so is a pass whose counted ranges hold no event when no rule looks for new
+    /// failures (those read the files at every step). A backtest over decades of mostly empty
+    /// time ends as soon as one over its busy weeks.
     public func run(paths: [String]) -> Result {
         run(paths: paths, passMilliseconds: Self.passMilliseconds)
     }
@@ -113,13 +115,14 @@ public struct Backtest: Sendable {
         }
         var t = first
         while t <= last {
-            if state.incidents.isEmpty && !readsFilesItself {
-                // Leap over time no file can hold events of, doubling the leap while it stays empty.
+            if state.incidents.isEmpty {
+                // Leap over time no file can hold events of (for the counts, and for what new-failure
+                // rules read at each step), doubling the leap while it stays empty.
                 var steps = stepsPerPass
                 var quietUntil: Int64?
                 while true {
                     let far = end(from: t, steps: steps)
-                    guard TraceFileSelection.plan(found.files, overlapping: rules.rules.flatMap { $0.countedRanges(from: t, to: far) }).isEmpty else { break }
+                    guard TraceFileSelection.plan(found.files, overlapping: readRanges(from: t, to: far)).isEmpty else { break }
                     quietUntil = far
                     if far == end(from: t, steps: .max / 2) || steps > .max / 4 { break }
                     steps *= 2
@@ -148,6 +151,18 @@ public struct Backtest: Sendable {
         }
         result.filesOpened = opened.count
         return result
+    }
+
+    /// Every time range evaluations from `first` to `last` read: the counted ranges, and the
+    /// baseline and window a new-failure rule scans at each step.
+    private func readRanges(from first: Int64, to last: Int64) -> [Range<Int64>] {
+        rules.rules.flatMap { rule in
+            var ranges = rule.countedRanges(from: first, to: last)
+            if let newFailures = rule.newFailures {
+                ranges.append((first - newFailures.window.milliseconds - newFailures.baseline.milliseconds)..<(last + 1))
+            }
+            return ranges
+        }
     }
 
     /// Evaluates the rules at every step from `first` to `last` over one pass's counts.
