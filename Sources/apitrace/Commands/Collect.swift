@@ -14,7 +14,8 @@ extension APITrace {
                 (201, or 200 when the same content is already stored). GET /health answers ok; \
                 GET /metrics serves, in the OpenMetrics text format, the events of the stored files counted once \
                 at ingest (the names of export --format prometheus) and the collector's own counters. \
-                Stops gracefully on SIGTERM or SIGINT. See Docs/collection.md.
+                Stops gracefully on SIGTERM or SIGINT: uploads whose body is in are stored and answered, bodies \
+                still arriving get --shutdown-grace. See Docs/collection.md.
                 """
         )
 
