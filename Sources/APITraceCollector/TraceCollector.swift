@@ -24,6 +24,9 @@ public final class TraceCollector: Sendable {
     let admission: UploadAdmission
     // Inflating, hashing and fsync block: keep them off the server's event loops, on a bounded number of threads.
     private let work: OperationQueue
+    /// Set when the server begins to shut down: uploads not yet being stored are answered 503, so
+    /// the process ends after the few being stored instead of after the whole queue.
+    private let draining = Locked(false)
 
     /// Creates the collector: checks the tokens, creates the folder and removes temporary files a crash left.
     public init(configuration: Configuration) throws(CollectorSetupError) {
@@ -137,6 +140,10 @@ public final class TraceCollector: Sendable {
     func receiveInBackground(authorization: String?, contentDigest: String?, body: ByteBuffer, ticket: UploadAdmission.Ticket) async -> Reply {
         await withCheckedContinuation { continuation in
             work.addOperation {
+                if self.draining.withLock({ $0 }) {
+                    continuation.resume(returning: self.busyReply(.shuttingDown))
+                    return
+                }
                 let reply = body.withUnsafeReadableBytes { bytes in
                     self.receive(authorization: authorization, contentDigest: contentDigest, body: bytes) { extra in
                         ticket.grow(to: bytes.count + extra)
@@ -147,12 +154,18 @@ public final class TraceCollector: Sendable {
         }
     }
 
+    /// The server began to shut down: uploads waiting for a store thread are answered 503 from now on.
+    func beginDraining() {
+        draining.withLock { $0 = true }
+    }
+
     /// `503`: the collector is full; the uploader comes back after `Retry-After`.
     func busyReply(_ bound: CollectorMetrics.BusyReason) -> Reply {
         metrics.recordBusy(bound)
         let why = switch bound {
         case .uploads: "the collector is busy (too many uploads in progress)"
         case .bytes: "the collector is busy (too many bytes in progress)"
+        case .shuttingDown: "the collector is shutting down"
         case .preempted: "the upload was too slow while others waited (under \(configuration.minBodyBytesPerSecond * 8) bytes/s): its slot went to another"
         }
         return Reply(status: 503, message: "\(why); retry after \(configuration.busyRetryAfterSeconds) s")

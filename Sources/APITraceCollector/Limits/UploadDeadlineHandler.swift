@@ -45,6 +45,7 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Set when the server began to shut down: bodies still arriving are cut at this instant.
     private var drainDeadline: NIODeadline?
     private let onTimeout: @Sendable (TimedOutPhase) -> Void
+    private let onShutdown: @Sendable () -> Void
     private var phase: Phase = .responding
     private var timer: Scheduled<Void>?
     /// The collector answered the current request (it may answer before the body ends: 401, 413, 503).
@@ -70,8 +71,10 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     init(
         headerTimeout: TimeAmount, bodyIdleTimeout: TimeAmount, bodyTimeout: TimeAmount,
         minBodyBytesPerSecond: Int, rateWindow: TimeAmount, shutdownGrace: TimeAmount,
+        onShutdown: @escaping @Sendable () -> Void = {},
         onTimeout: @escaping @Sendable (TimedOutPhase) -> Void
     ) {
+        self.onShutdown = onShutdown
         self.headerTimeout = headerTimeout
         self.bodyIdleTimeout = bodyIdleTimeout
         self.bodyTimeout = bodyTimeout
@@ -143,6 +146,7 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent, drainDeadline == nil {
             drainDeadline = .now() + shutdownGrace
+            onShutdown()
             // Hummingbird closes connections with no request in progress and closes the others
             // after their response; only a body still arriving needs a deadline of its own.
             if case .body = phase { schedule(context) }
