@@ -80,21 +80,101 @@ public struct Backtest: Sendable {
         }
     }
 
-    /// Counts the traces under `paths` once and replays the evaluations.
+    /// Evaluated instants are replayed in passes of at most this span (a fortnight): each pass
+    /// counts only the buckets its evaluations read (its span plus the rules' longest window), so
+    /// memory follows the pass, not the span of the backtest or the timestamps a file holds.
+    package static let passMilliseconds: Int64 = 14 * 86_400_000
+
+    /// Counts the traces under `paths`, a pass at a time, and replays the evaluations.
+    ///
+    /// Time whose evaluations read no trace file (none is selected for their ranges), while no
+    /// incident is open, cannot page or resolve: it is leapt over, its evaluations counted without
+    /// being run; so is a pass whose counted ranges hold no event when no rule looks for new
+    /// failures (those read the files at every step). A backtest over decades of mostly empty
+    /// time ends as soon as one over its busy weeks.
     public func run(paths: [String]) -> Result {
+        run(paths: paths, passMilliseconds: Self.passMilliseconds)
+    }
+
+    /// ``run(paths:)`` with passes of `passMilliseconds` (tests compare short passes with one pass).
+    package func run(paths: [String], passMilliseconds: Int64) -> Result {
         let first = since.millisecondsSince1970, last = until.millisecondsSince1970
-        let counter = WindowedFailureCounter(rules: rules.rules, ranges: rules.rules.flatMap { $0.countedRanges(from: first, to: last) })
-        let counted = counter.count(paths: paths)
-        var result = Result(filesOpened: counted.filesOpened, warnings: counted.warnings)
+        let found = TraceFileDiscovery.find(paths)
+        var result = Result(warnings: found.warnings)
+        var warned = Set(found.warnings.map(\.description))
+        var opened = Set<String>()
         var state = AlertState()
         // New-failure rules read their baseline at each step: finished files are summarized once.
         let groupCache = FileCountCache()
-        var t = first
+        let readsFilesItself = rules.rules.contains { $0.newFailures != nil }
         let stepMs = max(step.milliseconds, 1000)
+        let stepsPerPass = max(1, passMilliseconds / stepMs)
+        // The last instant of `steps` evaluations from `t`, or the last of the backtest.
+        func end(from t: Int64, steps: Int64) -> Int64 {
+            (last - t) / stepMs >= steps - 1 ? t + (steps - 1) * stepMs : last - (last - t) % stepMs
+        }
+        var t = first
+        while t <= last {
+            if state.incidents.isEmpty {
+                // Leap over time no file can hold events of (for the counts, and for what new-failure
+                // rules read at each step), doubling the leap while it stays empty.
+                var steps = stepsPerPass
+                var quietUntil: Int64?
+                while true {
+                    let far = end(from: t, steps: steps)
+                    guard TraceFileSelection.plan(found.files, overlapping: readRanges(from: t, to: far)).isEmpty else { break }
+                    quietUntil = far
+                    if far == end(from: t, steps: .max / 2) || steps > .max / 4 { break }
+                    steps *= 2
+                }
+                if let quietUntil {
+                    result.evaluations += Int((quietUntil - t) / stepMs) + 1
+                    t = quietUntil + stepMs
+                    continue
+                }
+            }
+            let passLast = end(from: t, steps: stepsPerPass)
+            let ranges = rules.rules.flatMap { $0.countedRanges(from: t, to: passLast) }
+            let counter = WindowedFailureCounter(rules: rules.rules, ranges: ranges)
+            opened.formUnion(TraceFileSelection.plan(found.files, overlapping: ranges).map(\.path))
+            let counted = counter.count(files: found.files)
+            for warning in counted.warnings where warned.insert(warning.description).inserted { result.warnings.append(warning) }
+            let instants = Int((passLast - t) / stepMs) + 1
+            let span = (ranges.map(\.lowerBound).min() ?? t)..<(ranges.map(\.upperBound).max() ?? t)
+            let quiet = counted.counts.allSatisfy { let totals = $0.totals(in: span); return totals.requests == 0 && totals.failures == 0 }
+            if quiet && state.incidents.isEmpty && !readsFilesItself {
+                result.evaluations += instants
+            } else {
+                replay(from: t, to: passLast, step: stepMs, counts: counted.counts, paths: paths, state: &state, cache: groupCache, into: &result)
+            }
+            t = passLast + stepMs
+        }
+        result.filesOpened = opened.count
+        return result
+    }
+
+    /// Every time range evaluations from `first` to `last` read: the counted ranges, and the
+    /// baseline and window a new-failure rule scans at each step.
+    private func readRanges(from first: Int64, to last: Int64) -> [Range<Int64>] {
+        rules.rules.flatMap { rule in
+            var ranges = rule.countedRanges(from: first, to: last)
+            if let newFailures = rule.newFailures {
+                ranges.append((first - newFailures.window.milliseconds - newFailures.baseline.milliseconds)..<(last + 1))
+            }
+            return ranges
+        }
+    }
+
+    /// Evaluates the rules at every step from `first` to `last` over one pass's counts.
+    private func replay(
+        from first: Int64, to last: Int64, step stepMs: Int64, counts: [FailureCounts], paths: [String],
+        state: inout AlertState, cache: FileCountCache, into result: inout Result
+    ) {
+        var t = first
         while t <= last {
             result.evaluations += 1
             for (i, rule) in rules.rules.enumerated() {
-                let (detection, _) = NewFailureDetector.evaluate(rule, RuleDetector.evaluate(rule, counts: counted.counts[i], at: t), paths: paths, at: t, cache: groupCache)
+                let (detection, _) = NewFailureDetector.evaluate(rule, RuleDetector.evaluate(rule, counts: counts[i], at: t), paths: paths, at: t, cache: cache)
                 if detection.firing { result.firingEvaluations[rule.name, default: 0] += 1 }
                 let (transition, notification) = IncidentTracker.advance(
                     &state, rule: rule, detection: detection,
@@ -105,6 +185,5 @@ public struct Backtest: Sendable {
             }
             t += stepMs
         }
-        return result
     }
 }

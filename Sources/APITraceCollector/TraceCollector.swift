@@ -24,19 +24,26 @@ public final class TraceCollector: Sendable {
     let admission: UploadAdmission
     // Inflating, hashing and fsync block: keep them off the server's event loops, on a bounded number of threads.
     private let work: OperationQueue
+    /// Set when the server begins to shut down: uploads not yet being stored are answered 503, so
+    /// the process ends after the few being stored instead of after the whole queue.
+    private let draining = Locked(false)
 
     /// Creates the collector: checks the tokens, creates the folder and removes temporary files a crash left.
     public init(configuration: Configuration) throws(CollectorSetupError) {
         self.configuration = configuration
         guard configuration.maxConcurrentUploads > 0, configuration.maxBytesInFlight >= configuration.maxBodyBytes,
-              configuration.storeThreads > 0 else {
+              configuration.storeThreads > 0, configuration.maxDecompressionRatio > 0, configuration.minBodyBytesPerSecond >= 0 else {
             throw CollectorSetupError(
-                "the limits do not fit: give at least one concurrent upload and store thread, and a bytes-in-flight bound no smaller than the largest body (\(configuration.maxBodyBytes) bytes)")
+                "the limits do not fit: give at least one concurrent upload and store thread, a positive decompression ratio, a minimum body rate of 0 or more, and a bytes-in-flight bound no smaller than the largest body (\(configuration.maxBodyBytes) bytes)")
         }
         tokenCheck = try BearerTokenCheck(tokens: configuration.tokens)
         store = try TraceStore(directory: configuration.directory)
-        validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes)
-        let admission = UploadAdmission(maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight)
+        validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes, maxRatio: configuration.maxDecompressionRatio)
+        // A newcomer may take the slot of an upload reading at under 8 times the minimum rate: slow enough to
+        // be a dribbler or a very poor link, which retries after Retry-After like any busy answer.
+        let admission = UploadAdmission(
+            maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight,
+            preemptBelowBytesPerSecond: configuration.minBodyBytesPerSecond.multipliedReportingOverflow(by: 8).partialValue)
         self.admission = admission
         metrics = CollectorMetrics(
             inFlight: { admission.usage }, ingest: configuration.ingestMetrics ? IngestMetrics(limits: configuration.metricLimits) : nil)
@@ -133,6 +140,10 @@ public final class TraceCollector: Sendable {
     func receiveInBackground(authorization: String?, contentDigest: String?, body: ByteBuffer, ticket: UploadAdmission.Ticket) async -> Reply {
         await withCheckedContinuation { continuation in
             work.addOperation {
+                if self.draining.withLock({ $0 }) {
+                    continuation.resume(returning: self.busyReply(.shuttingDown))
+                    return
+                }
                 let reply = body.withUnsafeReadableBytes { bytes in
                     self.receive(authorization: authorization, contentDigest: contentDigest, body: bytes) { extra in
                         ticket.grow(to: bytes.count + extra)
@@ -143,12 +154,21 @@ public final class TraceCollector: Sendable {
         }
     }
 
+    /// The server began to shut down: uploads waiting for a store thread are answered 503 from now on.
+    func beginDraining() {
+        draining.withLock { $0 = true }
+    }
+
     /// `503`: the collector is full; the uploader comes back after `Retry-After`.
     func busyReply(_ bound: CollectorMetrics.BusyReason) -> Reply {
         metrics.recordBusy(bound)
-        return Reply(
-            status: 503,
-            message: "the collector is busy (\(bound == .uploads ? "too many uploads" : "too many bytes") in progress); retry after \(configuration.busyRetryAfterSeconds) s")
+        let why = switch bound {
+        case .uploads: "the collector is busy (too many uploads in progress)"
+        case .bytes: "the collector is busy (too many bytes in progress)"
+        case .shuttingDown: "the collector is shutting down"
+        case .preempted: "the upload was too slow while others waited (under \(configuration.minBodyBytesPerSecond * 8) bytes/s): its slot went to another"
+        }
+        return Reply(status: 503, message: "\(why); retry after \(configuration.busyRetryAfterSeconds) s")
     }
 
     func reply(_ rejection: UploadRejection) -> Reply {

@@ -4,10 +4,19 @@ import NIOHTTPTypes
 /// Closes a connection whose client is too slow: a request head not complete within
 /// ``TraceCollector/Configuration/headerTimeout`` (from the connection's start or the end of the
 /// previous response), a body that makes no progress for ``TraceCollector/Configuration/bodyIdleTimeout``,
-/// or a body not complete within ``TraceCollector/Configuration/bodyTimeout``.
+/// a body bringing less than ``TraceCollector/Configuration/minBodyBytesPerSecond`` over a
+/// ``TraceCollector/Configuration/bodyRateWindow``, or a body not complete within
+/// ``TraceCollector/Configuration/bodyTimeout``.
 ///
 /// Deadlines rather than idle timers for the head and the whole body: a client dribbling one
-/// byte a second never lets an idle timer fire, but it cannot stretch a deadline.
+/// byte a second never lets an idle timer fire, but it cannot stretch a deadline. The rate
+/// window cuts such a client off long before the body deadline, so a handful of them holding a
+/// valid token cannot keep upload slots for minutes.
+///
+/// When the server shuts down (`ChannelShouldQuiesceEvent`), a body still arriving gets
+/// ``TraceCollector/Configuration/shutdownGrace`` to finish; then the connection is closed, so a
+/// dribbling client cannot hold the process after SIGTERM. Uploads whose body is in are left to
+/// finish storing and answer.
 final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -27,7 +36,16 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let headerTimeout: TimeAmount
     private let bodyIdleTimeout: TimeAmount
     private let bodyTimeout: TimeAmount
+    private let minBodyBytesPerSecond: Int
+    private let rateWindow: TimeAmount
+    private let shutdownGrace: TimeAmount
+    /// Start of the current rate window, and body bytes received in it.
+    private var windowStart: NIODeadline = .now()
+    private var windowBytes = 0
+    /// Set when the server began to shut down: bodies still arriving are cut at this instant.
+    private var drainDeadline: NIODeadline?
     private let onTimeout: @Sendable (TimedOutPhase) -> Void
+    private let onShutdown: @Sendable () -> Void
     private var phase: Phase = .responding
     private var timer: Scheduled<Void>?
     /// The collector answered the current request (it may answer before the body ends: 401, 413, 503).
@@ -43,14 +61,32 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
         /// A request head was started but not completed in time (a slow or malicious client).
         case header
         case bodyIdle = "body_idle"
+        /// A body brought less than the minimum rate over a rate window (a dribbling client).
+        case bodyRate = "body_rate"
         case body
+        /// The server shut down while the body was still arriving, and it did not finish within the grace.
+        case shutdown
     }
 
-    init(headerTimeout: TimeAmount, bodyIdleTimeout: TimeAmount, bodyTimeout: TimeAmount, onTimeout: @escaping @Sendable (TimedOutPhase) -> Void) {
+    init(
+        headerTimeout: TimeAmount, bodyIdleTimeout: TimeAmount, bodyTimeout: TimeAmount,
+        minBodyBytesPerSecond: Int, rateWindow: TimeAmount, shutdownGrace: TimeAmount,
+        onShutdown: @escaping @Sendable () -> Void = {},
+        onTimeout: @escaping @Sendable (TimedOutPhase) -> Void
+    ) {
+        self.onShutdown = onShutdown
         self.headerTimeout = headerTimeout
         self.bodyIdleTimeout = bodyIdleTimeout
         self.bodyTimeout = bodyTimeout
+        self.minBodyBytesPerSecond = minBodyBytesPerSecond
+        self.rateWindow = rateWindow
+        self.shutdownGrace = shutdownGrace
         self.onTimeout = onTimeout
+    }
+
+    /// Body bytes a rate window must bring.
+    private var windowMinimum: Int {
+        Int((Double(minBodyBytesPerSecond) * Double(rateWindow.nanoseconds) / 1e9).rounded(.up))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -81,9 +117,14 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
             answered = false
             let now = NIODeadline.now()
             phase = .body(lastProgress: now, deadline: now + bodyTimeout)
+            windowStart = now
+            windowBytes = 0
             schedule(context)
-        case .body:
-            if case .body(_, let deadline) = phase { phase = .body(lastProgress: .now(), deadline: deadline) }
+        case .body(let bytes):
+            if case .body(_, let deadline) = phase {
+                phase = .body(lastProgress: .now(), deadline: deadline)
+                windowBytes += bytes.readableBytes
+            }
         case .end:
             phase = .responding
             timer?.cancel()
@@ -102,6 +143,17 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.write(data, promise: promise)
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, drainDeadline == nil {
+            drainDeadline = .now() + shutdownGrace
+            onShutdown()
+            // Hummingbird closes connections with no request in progress and closes the others
+            // after their response; only a body still arriving needs a deadline of its own.
+            if case .body = phase { schedule(context) }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     private func waitForHead(_ context: ChannelHandlerContext) {
         bytesSinceAnswer = false
         phase = .head(deadline: .now() + headerTimeout)
@@ -114,7 +166,8 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
         let due: NIODeadline
         switch phase {
         case .head(let deadline): due = deadline
-        case .body(let lastProgress, let deadline): due = min(lastProgress + bodyIdleTimeout, deadline)
+        case .body(let lastProgress, let deadline):
+            due = min(lastProgress + bodyIdleTimeout, deadline, minBodyBytesPerSecond > 0 ? windowStart + rateWindow : deadline, drainDeadline ?? deadline)
         case .responding: timer = nil; return
         }
         let loop = context.eventLoop.assumeIsolatedUnsafeUnchecked()
@@ -126,8 +179,18 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
                 close(context, bytesSinceAnswer ? .header : .idle)
             case .body(_, let deadline) where now >= deadline:
                 close(context, .body)
+            case .body where drainDeadline.map { now >= $0 } ?? false:
+                close(context, .shutdown)
             case .body(let lastProgress, _) where now >= lastProgress + bodyIdleTimeout:
                 close(context, .bodyIdle)
+            case .body where minBodyBytesPerSecond > 0 && now >= windowStart + rateWindow:
+                if windowBytes < windowMinimum {
+                    close(context, .bodyRate)
+                } else {
+                    windowStart = now
+                    windowBytes = 0
+                    schedule(context)
+                }
             case .head, .body:
                 schedule(context)
             case .responding:

@@ -33,6 +33,10 @@ public final class CollectorMetrics: Sendable {
     enum BusyReason: String, CaseIterable {
         case uploads
         case bytes
+        /// The upload read too slowly while others waited, and its slot went to one of them.
+        case preempted
+        /// The collector began to shut down before the upload was stored.
+        case shuttingDown = "shutting_down"
     }
 
     /// A snapshot of the counters.
@@ -119,7 +123,7 @@ public final class CollectorMetrics: Sendable {
         # TYPE apitrace_collector_salvage_dropped_bytes counter
         # UNIT apitrace_collector_salvage_dropped_bytes bytes
         apitrace_collector_salvage_dropped_bytes_total \(s.salvageDroppedBytes)
-        # HELP apitrace_collector_uploads_busy Uploads answered 503 with Retry-After because the collector was full, by bound.
+        # HELP apitrace_collector_uploads_busy Uploads answered 503 with Retry-After because the collector was full, by bound (preempted: a slow upload whose slot went to another; shutting_down: received after SIGTERM, not stored).
         # TYPE apitrace_collector_uploads_busy counter
 
         """

@@ -8,8 +8,9 @@ extension TraceCollector {
     ///
     /// The token is checked before the body is read, and a `Content-Length` over the limit is
     /// refused with 413 before reading it too. An upload that would pass the collector's bounds
-    /// (``Configuration/maxConcurrentUploads``, ``Configuration/maxBytesInFlight``) is answered
-    /// `503` with `Retry-After` and `Connection: close`, before or while its body is read.
+    /// (``Configuration/maxConcurrentUploads``, ``Configuration/maxBytesInFlight``, the latter
+    /// counting bytes received, not announced) is answered `503` with `Retry-After` and
+    /// `Connection: close`, before or while its body is read.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>, path: String = "/v1/traces") {
         router.post(RouterPath(path)) { request, context in
             try await self.handleUpload(request, context: context)
@@ -34,21 +35,26 @@ extension TraceCollector {
             return respond(reply(UploadRejection(.bodyTooLarge, "the body is \(length) bytes, more than the collector's limit of \(limit)")), logger: context.logger)
         }
         let declared = request.headers[.contentLength].flatMap(Int.init)
-        guard let ticket = admission.admit(initialBytes: declared ?? 0) else {
-            return busy(declared.map { _ in .bytes } ?? .uploads)
-        }
+        // The share grows with the bytes received, never with the bytes announced: a client
+        // announcing 64 MiB and sending a byte holds a byte, not a quarter of the bound.
+        guard let ticket = admission.admit(initialBytes: 0) else { return busy(.uploads) }
         defer { ticket.release() }
         // Read by hand rather than with collect(upTo:), so the memory taken grows with the body and stays within the bounds.
         var buffer = ByteBuffer()
-        if let declared { buffer.reserveCapacity(declared) }
         for try await chunk in request.body {
             let total = buffer.readableBytes + chunk.readableBytes
             guard total <= limit else {
                 return respond(reply(UploadRejection(.bodyTooLarge, "the body is more than the collector's limit of \(limit) bytes")), logger: context.logger)
             }
-            guard ticket.grow(to: total) else { return busy(.bytes) }
+            guard ticket.grow(to: total) else { return busy(ticket.holdsSlot ? .bytes : .preempted) }
+            if total > buffer.capacity {
+                // Doubling, but never past the length announced: what is allocated stays within twice what was received.
+                buffer.reserveCapacity(min(max(total, buffer.capacity * 2), max(total, declared ?? 0)))
+            }
             buffer.writeImmutableBuffer(chunk)
         }
+        ticket.finishedReading()
+        guard ticket.holdsSlot else { return busy(.preempted) }
         let outcome = await receiveInBackground(
             authorization: authorization, contentDigest: request.headers[.contentDigest], body: buffer, ticket: ticket)
         return respond(outcome, logger: context.logger)

@@ -7,6 +7,11 @@ import NIOCore
 extension TraceCollector {
     /// Serves the collector on `host:port` until SIGTERM or SIGINT (graceful), or the task is cancelled.
     ///
+    /// On SIGTERM or SIGINT the collector stops accepting connections, closes idle ones, gives
+    /// bodies still arriving ``Configuration/shutdownGrace`` to finish, lets the uploads being
+    /// stored finish and answers those still waiting for a store thread `503` with `Retry-After`;
+    /// then it returns.
+    ///
     /// `onListening` gets the bound port (useful with port 0). Without a `logger`, one at the
     /// level named by `$LOG_LEVEL` (Hummingbird's convention; default `info`) is used.
     public func run(
@@ -40,6 +45,10 @@ extension TraceCollector {
                     headerTimeout: Self.timeAmount(configuration.headerTimeout),
                     bodyIdleTimeout: Self.timeAmount(configuration.bodyIdleTimeout),
                     bodyTimeout: Self.timeAmount(configuration.bodyTimeout),
+                    minBodyBytesPerSecond: configuration.minBodyBytesPerSecond,
+                    rateWindow: Self.timeAmount(configuration.bodyRateWindow),
+                    shutdownGrace: Self.timeAmount(configuration.shutdownGrace),
+                    onShutdown: { [weak self] in self?.beginDraining() },
                     onTimeout: { metrics.recordTimedOut($0) })
             ]))
     }

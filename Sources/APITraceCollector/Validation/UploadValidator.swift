@@ -5,15 +5,30 @@ import APITraceFormat
 /// The whole body is inflated (which also checks every member's CRC), counting the
 /// decompressed bytes so a small body that expands to gigabytes is refused as soon as it
 /// passes the limit, without ever holding the expanded data: only the first line is kept.
+/// The compressed bytes are fed in slices, and the output may never pass ``maxRatio`` times
+/// the compressed bytes fed (plus ``ratioAllowance``), over the whole body and over the last
+/// ``ratioWindowSlices`` slices: a gzip bomb, whose every slice inflates a thousandfold, is
+/// refused after a few megabytes of work instead of a gigabyte, even behind honest lines.
 /// A body whose gzip data stops early (the file of a killed app, cut at a flush point) passes
 /// with ``Validated/cutAt`` set, as long as its header line is complete.
 struct UploadValidator: Sendable {
     /// Largest decompressed size accepted.
     var maxDecompressedBytes: Int
+    /// Largest ratio of decompressed to compressed bytes fed so far.
+    var maxRatio = 200
+    /// Decompressed bytes allowed beyond the ratio, so a small file's first member is not judged alone.
+    var ratioAllowance = 1 << 20
     /// Longest header line looked for.
     var maxHeaderBytes = 64 << 10
+    /// Compressed bytes fed to the inflater at a time: the ratio is checked against what was fed.
+    static let feedSlice = 16 << 10
+    /// Slices (64 KiB of compressed bytes) of the sliding window the ratio is also checked over, so
+    /// the slack of a long honest start cannot be spent on a bomb at the end: a window may
+    /// inflate to ``ratioAllowance`` plus ``maxRatio`` times 64 KiB (14 MiB at the defaults).
+    static let ratioWindowSlices = 4
 
     private struct TooLarge: Error {}
+    private struct TooDense: Error { var inflated: Int; var from: Int; var to: Int }
 
     /// A body that passed.
     struct Validated {
@@ -32,14 +47,24 @@ struct UploadValidator: Sendable {
         var firstLine: [UInt8] = []
         var lineComplete = false
         var total = 0
+        var fed = 0
+        // (compressed bytes fed, bytes inflated) when each of the window's slices began; the first is the window's start.
+        var window: [(fed: Int, total: Int)] = []
+        var windowStart = 0
         let limit = maxDecompressedBytes
+        let ratio = maxRatio, allowance = ratioAllowance
         let headerLimit = maxHeaderBytes
         var cutAt: Int?
         do {
             let inflater = try GzipInflater()
-            try inflater.inflate(body) { chunk in
+            let sink = { (chunk: UnsafeRawBufferPointer) throws in
                 total += chunk.count
                 if total > limit { throw TooLarge() }
+                if total > allowance &+ ratio &* fed { throw TooDense(inflated: total, from: 0, to: fed) }
+                let start = window[windowStart]
+                if total - start.total > allowance &+ ratio &* (fed - start.fed) {
+                    throw TooDense(inflated: total - start.total, from: start.fed, to: fed)
+                }
                 if !lineComplete {
                     if let newline = chunk.firstIndex(of: 0x0A) {
                         firstLine.append(contentsOf: chunk[..<newline])
@@ -49,9 +74,24 @@ struct UploadValidator: Sendable {
                     }
                 }
             }
+            while fed < body.count {
+                if window.count < Self.ratioWindowSlices {
+                    window.append((fed, total))
+                } else {
+                    window[windowStart] = (fed, total)
+                    windowStart = (windowStart + 1) % window.count
+                }
+                let slice = UnsafeRawBufferPointer(rebasing: body[fed..<min(body.count, fed + Self.feedSlice)])
+                fed += slice.count
+                try inflater.inflate(slice, into: sink)
+            }
             do { try inflater.finish() } catch { cutAt = error.offset }
         } catch is TooLarge {
             throw UploadRejection(.decompressedTooLarge, "the body decompresses to more than \(limit) bytes, the collector's limit")
+        } catch let dense as TooDense {
+            throw UploadRejection(
+                .decompressedTooLarge,
+                "the body decompresses to more than \(ratio) times its compressed size (\(dense.inflated) bytes out of its compressed bytes \(dense.from) to \(dense.to), of \(body.count)), far beyond what gzip makes of trace lines: refused as a gzip bomb")
         } catch let error as GzipError {
             switch error.kind {
             case .truncated:

@@ -14,7 +14,8 @@ extension APITrace {
                 (201, or 200 when the same content is already stored). GET /health answers ok; \
                 GET /metrics serves, in the OpenMetrics text format, the events of the stored files counted once \
                 at ingest (the names of export --format prometheus) and the collector's own counters. \
-                Stops gracefully on SIGTERM or SIGINT. See Docs/collection.md.
+                Stops gracefully on SIGTERM or SIGINT: uploads whose body is in are stored and answered, bodies \
+                still arriving get --shutdown-grace. See Docs/collection.md.
                 """
         )
 
@@ -36,6 +37,9 @@ extension APITrace {
         @Option(help: "Largest decompressed size accepted, in bytes (stops gzip bombs).")
         var maxDecompressedBytes = 1 << 30
 
+        @Option(help: "Largest ratio of decompressed to compressed bytes accepted (stops gzip bombs early; trace lines compress 8 to 50 times).")
+        var maxDecompressionRatio = 200
+
         @Option(help: "Most uploads in progress at once; more get 503 with Retry-After.")
         var maxConcurrentUploads = 64
 
@@ -54,6 +58,15 @@ extension APITrace {
         @Option(help: "Time a whole body may take to arrive (a duration; a bare number is seconds).")
         var bodyTimeout = "5m"
 
+        @Option(help: "Least bytes per second a body must bring over each --body-rate-window; slower connections are closed (0: no minimum).")
+        var minBodyRate = 1024
+
+        @Option(help: "Window the minimum body rate is measured over (a duration; a bare number is seconds).")
+        var bodyRateWindow = "10s"
+
+        @Option(help: "On SIGTERM, time a body still arriving has to finish before its connection is closed (a duration).")
+        var shutdownGrace = "2s"
+
         @Flag(help: "Do not count the events of stored files into /metrics (only the collector's own counters are served).")
         var noIngestMetrics = false
 
@@ -68,12 +81,12 @@ extension APITrace {
                 throw ValidationError("Give the accepted token with --token-file FILE or --token-env NAME.")
             }
             if parsedListen == nil { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:9090.") }
-            for (name, value) in [("--header-timeout", headerTimeout), ("--body-idle-timeout", bodyIdleTimeout), ("--body-timeout", bodyTimeout)] {
+            for (name, value) in [("--header-timeout", headerTimeout), ("--body-idle-timeout", bodyIdleTimeout), ("--body-timeout", bodyTimeout), ("--body-rate-window", bodyRateWindow), ("--shutdown-grace", shutdownGrace)] {
                 guard let ms = TimeGrammar.milliseconds(value) else { throw ValidationError("\(name) \(value): expected \(TimeGrammar.durationHelp), or a number of seconds.") }
                 guard ms > 0 else { throw ValidationError("\(name) must be above 0.") }
             }
-            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || busyRetryAfter < 0 || maxRoutes < 2 || maxIdentities < 2 {
-                throw ValidationError("The limits must be positive (--max-routes and --max-identities at least 2: one value and (other)).")
+            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || maxDecompressionRatio <= 0 || minBodyRate < 0 || busyRetryAfter < 0 || maxRoutes < 2 || maxIdentities < 2 {
+                throw ValidationError("The limits must be positive (--min-body-rate may be 0; --max-routes and --max-identities at least 2: one value and (other)).")
             }
             if maxBytesInFlight < maxBodyBytes {
                 throw ValidationError("--max-bytes-in-flight (\(maxBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes)), or no large file could ever be stored.")
@@ -115,9 +128,12 @@ extension APITrace {
             do {
                 collector = try TraceCollector(configuration: .init(
                     directory: dir, tokens: try tokens(), maxBodyBytes: maxBodyBytes,
-                    maxDecompressedBytes: maxDecompressedBytes, maxConcurrentUploads: maxConcurrentUploads,
+                    maxDecompressedBytes: maxDecompressedBytes, maxDecompressionRatio: maxDecompressionRatio,
+                    maxConcurrentUploads: maxConcurrentUploads,
                     maxBytesInFlight: maxBytesInFlight, busyRetryAfterSeconds: busyRetryAfter,
                     headerTimeout: Self.duration(headerTimeout), bodyIdleTimeout: Self.duration(bodyIdleTimeout),
+                    minBodyBytesPerSecond: minBodyRate, bodyRateWindow: Self.duration(bodyRateWindow),
+                    shutdownGrace: Self.duration(shutdownGrace),
                     bodyTimeout: Self.duration(bodyTimeout), ingestMetrics: !noIngestMetrics,
                     metricLimits: .init(routes: maxRoutes, identities: maxIdentities)))
             } catch let error as CollectorSetupError {
