@@ -39,6 +39,7 @@ import Testing
             let stream: Receiver.Reply.Stream = body == .endless ? .endless : .huge(bytes: 10 << 30)
             receiver.script("/v2/enqueue", [.init(status: status, body: "\u{1B}[2J", stream: stream)])
             let run = try await alert(dir, try pagerDuty(receiver.url("/v2/enqueue"), in: dir, timeout: "20s"), at: 0)
+            print("hostile receiver \(status) \(body): run \(run.seconds) s, peak \(run.peakMB) MB, receiver wrote \(receiver.streamedBytes) bytes")
             #expect(!run.killed && run.result.status < 128, "died or hung: \(run.result.status) \(run.result.stderr.prefix(500))")
             #expect(run.peakMB < 300, "peak \(run.peakMB) MB")
             #expect(run.seconds < 60)
@@ -198,6 +199,7 @@ import Testing
                 """, in: dir)
             let started = ContinuousClock.now
             let run = try await alert(dir, rules, at: 0, ["--budget", "12s"])
+            print("hanging webhook, budget 12 s: run \(run.seconds) s, pages at \(receiver.requests(to: "/v2/enqueue").map { $0.at - started })")
             let pages = receiver.requests(to: "/v2/enqueue")
             #expect(pages.count == 3)
             // Each page reached PagerDuty while the webhook still hung, not after it.
