@@ -43,10 +43,14 @@ extension AlertRunner {
     func deliverAll(_ due: [Delivery], until deadline: ContinuousClock.Instant, outcome: inout Outcome) async -> [(Delivery, NotificationSender.Outcome)] {
         var lanes: [String: [Lane.Item]] = [:]
         var laneOrder: [String] = []
+        // A command's child gets `APITRACE_*` variables, but never one that holds a notifier's secret.
+        let secretVariables = Set(rules.notifiers.values.flatMap { [$0.urlEnvironmentVariable, $0.routingKeyEnvironmentVariable].compactMap { $0 } })
         for (index, delivery) in due.enumerated() {
             var item = Lane.Item(index: index, delivery: delivery)
             do {
-                item.request = try NotificationRequest(delivery.notification, for: delivery.notifier, environment: options.environment, source: options.source)
+                var request = try NotificationRequest(delivery.notification, for: delivery.notifier, environment: options.environment, source: options.source)
+                request.commandEnvironment = request.commandEnvironment.filter { !secretVariables.contains($0.key) }
+                item.request = request
             } catch {
                 // Still goes through its lane: the notifications after it must wait for it.
                 item.unusable = SecretScrubber(notifier: delivery.notifier, environment: options.environment).scrub(error.description)
