@@ -26,29 +26,83 @@ extension AlertRunner {
     /// Now on this machine's clock (ms since 1970): claims must outlast real deliveries, whatever `--now` says.
     static func wallClock() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// How long this run may take to deliver `due` at worst: every attempt timing out, every wait at its longest.
-    func claimLength(of due: [Delivery]) -> Int64 {
-        let sender = options.sender
-        let perAttempt = sender.timeout.wholeMilliseconds + sender.maxRetryAfter.wholeMilliseconds + 2_000
-        let total = due.reduce(Int64(0)) { sum, d in
-            let attempt = max(perAttempt, (d.notifier.timeout?.milliseconds ?? 0) + sender.maxRetryAfter.wholeMilliseconds + 2_000)
-            return sum + Int64(d.notifier.maxAttempts + 1) * attempt
-        }
-        return total + 60_000
+    /// How long this run may hold its claims at worst: until the delivery deadline, plus the time
+    /// to take the lock again and record the outcome.
+    func claimLength(until deadline: ContinuousClock.Instant) -> Int64 {
+        max(0, (deadline - .now).wholeMilliseconds) + options.lockTimeout.wholeMilliseconds + 10_000
     }
 
-    /// Renders and sends one delivery.
-    func deliver(_ delivery: Delivery, outcome: inout Outcome) async -> NotificationSender.Outcome {
-        let request: NotificationRequest
-        do {
-            request = try NotificationRequest(delivery.notification, for: delivery.notifier, environment: options.environment, source: options.source)
-        } catch {
-            outcome.problems.append(error.description)
-            outcome.status = .configurationError
-            return .failed(attempts: 0, reason: error.description)
-        }
-        return await options.sender.deliver(request)
+    /// When deliveries must be over: the run's budget from its start, but never less than a fifth of
+    /// the budget from now (a run that spent its budget counting still gets a short try).
+    func deliveryDeadline(runStarted: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        max(runStarted.advanced(by: options.budget), ContinuousClock.now.advanced(by: options.budget / 5))
     }
+
+    /// Sends every claimed delivery before `deadline`: notifiers at the same time, each incident's
+    /// notifications to one notifier in order. What does not finish in time is a failure kept for the next run.
+    func deliverAll(_ due: [Delivery], until deadline: ContinuousClock.Instant, outcome: inout Outcome) async -> [(Delivery, NotificationSender.Outcome)] {
+        var lanes: [String: [Lane.Item]] = [:]
+        var laneOrder: [String] = []
+        // A command's child gets `APITRACE_*` variables, but never one that holds a notifier's secret.
+        let secretVariables = Set(rules.notifiers.values.flatMap { [$0.urlEnvironmentVariable, $0.routingKeyEnvironmentVariable].compactMap { $0 } })
+        for (index, delivery) in due.enumerated() {
+            var item = Lane.Item(index: index, delivery: delivery)
+            do {
+                var request = try NotificationRequest(delivery.notification, for: delivery.notifier, environment: options.environment, source: options.source)
+                request.commandEnvironment = request.commandEnvironment.filter { !secretVariables.contains($0.key) }
+                item.request = request
+            } catch {
+                // Still goes through its lane: the notifications after it must wait for it.
+                item.unusable = SecretScrubber(notifier: delivery.notifier, environment: options.environment).scrub(error.description)
+                outcome.problems.append(item.unusable!)
+                outcome.status = .configurationError
+            }
+            if lanes[delivery.orderKey] == nil { laneOrder.append(delivery.orderKey) }
+            lanes[delivery.orderKey, default: []].append(item)
+        }
+        let sender = options.sender
+        let budget = options.budget
+        // Lanes of one notifier share a few connections at a time (a hanging webhook with a hundred
+        // pending pages holds at most that many), and notifiers never wait for one another.
+        var byNotifier: [String: [[Lane.Item]]] = [:]
+        var notifierOrder: [String] = []
+        for key in laneOrder {
+            let lane = lanes[key]!
+            let name = lane[0].delivery.notifier.name
+            if byNotifier[name] == nil { notifierOrder.append(name) }
+            byNotifier[name, default: []].append(lane)
+        }
+        let width = Self.lanesPerNotifier
+        let sent = await withTaskGroup(of: [(Int, NotificationSender.Outcome)].self) { group in
+            for name in notifierOrder {
+                let notifierLanes = byNotifier[name]!
+                group.addTask {
+                    await withTaskGroup(of: [(Int, NotificationSender.Outcome)].self) { inner in
+                        var next = 0
+                        var all: [(Int, NotificationSender.Outcome)] = []
+                        func start() {
+                            let lane = notifierLanes[next]
+                            next += 1
+                            inner.addTask { await Lane.deliver(lane, sender: sender, until: deadline, budget: budget) }
+                        }
+                        while next < min(width, notifierLanes.count) { start() }
+                        for await part in inner {
+                            all += part
+                            if next < notifierLanes.count { start() }
+                        }
+                        return all
+                    }
+                }
+            }
+            var all: [(Int, NotificationSender.Outcome)] = []
+            for await part in group { all += part }
+            return all
+        }
+        return sent.sorted { $0.0 < $1.0 }.map { (due[$0.0], $0.1) }
+    }
+
+    /// How many of one notifier's incidents are delivered at the same time.
+    static var lanesPerNotifier: Int { 4 }
 
     /// `--dry-run`: prints what would be sent, secrets redacted.
     func show(_ delivery: Delivery, outcome: inout Outcome) {
@@ -59,10 +113,11 @@ extension AlertRunner {
         }
         do {
             let request = try NotificationRequest(delivery.notification, for: notifier, environment: environment, source: options.source)
-            outcome.lines.append("  would send to \(notifier.name) (\(notifier.kind.rawValue), \(request.displayDestination)):")
-            outcome.lines.append("  " + String(decoding: request.redactedBody, as: UTF8.self))
+            let scrubber = SecretScrubber(notifier: notifier, environment: options.environment)
+            outcome.lines.append(scrubber.scrub("  would send to \(notifier.name) (\(notifier.kind.rawValue), \(request.displayDestination)):"))
+            outcome.lines.append("  " + scrubber.scrub(String(decoding: request.redactedBody, as: UTF8.self)))
         } catch {
-            outcome.problems.append(error.description)
+            outcome.problems.append(SecretScrubber(notifier: notifier, environment: options.environment).scrub(error.description))
             outcome.status = .configurationError
         }
     }
@@ -80,7 +135,9 @@ extension AlertRunner {
                 let what = delivery.isRefresh ? "re-sent the firing alert" : "delivered"
                 outcome.lines.append("  -> \(notifier.name) (\(notifier.kind.rawValue)): \(what)\(attempts > 1 ? " after \(attempts) attempts" : "")")
             }
-        case .failed(let attempts, let reason), .rejected(let attempts, let reason):
+        case .failed(let attempts, var reason), .rejected(let attempts, var reason):
+            // Already scrubbed by the sender; once more here, so no path into the state or stderr skips it.
+            reason = SecretScrubber(notifier: notifier, environment: options.environment).scrub(reason)
             if outcome.status == .ok { outcome.status = .deliveryFailed }
             var advice = "kept for the next run"
             if case .rejected = result { advice += "; check the notifier's key, URL or payload" }

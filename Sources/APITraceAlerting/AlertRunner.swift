@@ -32,6 +32,10 @@ public struct AlertRunner: Sendable {
         public var lockTimeout: Duration = .seconds(50)
         /// Delivery retry settings.
         public var sender = NotificationSender()
+        /// The longest a run goes on delivering, from its start (default 45 s, well within cron's
+        /// minute): notifiers are delivered at the same time, every attempt and retry wait ends by
+        /// then, and what did not finish is kept as a pending delivery for the next run.
+        public var budget: Duration = .seconds(45)
         /// Keep counts of finished trace files in `<state>.counts` so later runs read only new files (not in dry runs).
         public var useCountCache = true
 
@@ -86,6 +90,7 @@ public struct AlertRunner: Sendable {
 
     /// Runs one evaluation.
     public func run() async -> Outcome {
+        let runStarted = ContinuousClock.now
         var outcome = Outcome()
         let now = options.now.millisecondsSince1970
         let missing = rules.missingSecrets(in: options.environment).filter { m in rules.rules.contains { $0.notify.contains(m.notifier) } }
@@ -142,7 +147,7 @@ public struct AlertRunner: Sendable {
                     state.pending.append(PendingDelivery(id: d.id, notifier: d.notifier.name, notification: d.notification, attempts: 0, lastError: ""))
                 }
                 due.removeAll { d in waiting.contains { $0.id == d.id } }
-                let claim = wall + claimLength(of: due)
+                let claim = wall + claimLength(until: deliveryDeadline(runStarted: runStarted))
                 for d in due where !d.isRefresh {
                     if let i = state.pending.firstIndex(where: { $0.id == d.id }) {
                         state.pending[i].claimedUntil = claim
@@ -160,18 +165,9 @@ public struct AlertRunner: Sendable {
             return outcome
         }
         guard !due.isEmpty else { return outcome }
-        // 2. Deliver without the lock: an overlapping run evaluates meanwhile and leaves claimed deliveries alone.
-        var results: [(Delivery, NotificationSender.Outcome)] = []
-        var undelivered = Set<String>()
-        for delivery in due {
-            if !delivery.isRefresh, undelivered.contains(delivery.orderKey) {
-                results.append((delivery, .failed(attempts: 0, reason: "an earlier notification of this incident to \(delivery.notifier.name) is not delivered yet; sent after it")))
-                continue
-            }
-            let result = await deliver(delivery, outcome: &outcome)
-            if case .delivered = result {} else if !delivery.isRefresh { undelivered.insert(delivery.orderKey) }
-            results.append((delivery, result))
-        }
+        // 2. Deliver without the lock, all notifiers at once, within the run's budget: an overlapping
+        // run evaluates meanwhile and leaves claimed deliveries alone.
+        let results = await deliverAll(due, until: deliveryDeadline(runStarted: runStarted), outcome: &outcome)
         // 3. Under the lock again, on the state as it is now: record what was delivered and what failed.
         do {
             try await store.withLock(timeout: options.lockTimeout) { state in

@@ -9,10 +9,10 @@ import Testing
     @Test func writingIntoAClosedPipeGivesAnErrorNotASignal() async {
         let input = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
         let ending = await CommandDelivery.run("exec 0<&-; sleep 0.3; exit 0", input: input, environment: ["PATH": "/usr/bin:/bin"], timeout: .seconds(60))
-        #expect(ending == .exited(0))
+        #expect(ending.ending == .exited(0))
         let reading = await CommandDelivery.run("head -c 10 >/dev/null; exit 0", input: input, environment: ["PATH": "/usr/bin:/bin"], timeout: .seconds(60))
-        #expect(reading == .exited(0))
+        #expect(reading.ending == .exited(0))
         let all = await CommandDelivery.run(#"test "$(wc -c)" -eq 1048576"#, input: input, environment: ["PATH": "/usr/bin:/bin"], timeout: .seconds(60))
-        #expect(all == .exited(0))
+        #expect(all.ending == .exited(0))
     }
 }

@@ -10,7 +10,22 @@ import Foundation
 ///   `SIGKILL` a second later, so a command's own children (`sleep`, `curl`...) end with it.
 /// - The child's environment is exactly `environment` (the caller passes `PATH`, `HOME` and the
 ///   `APITRACE_*` variables), never this process's secrets.
+/// - Its standard error goes to a pipe that `apitrace` keeps draining: the first ``stderrCap`` bytes
+///   are kept for the message (scrubbed by the caller), the rest is read and dropped, so a command
+///   that writes gigabytes neither blocks nor reaches the terminal.
 enum CommandDelivery {
+    /// The most bytes of a command's standard error kept.
+    static let stderrCap = 2048
+
+    /// How the command ended, and the head of what it wrote to standard error.
+    struct Run: Sendable, Equatable {
+        var ending: Ending
+        /// At most ``stderrCap`` bytes.
+        var stderr: [UInt8] = []
+        /// True when it wrote more than was kept.
+        var stderrTruncated = false
+    }
+
     /// How the command ended.
     enum Ending: Sendable, Equatable {
         /// It exited with this status.
@@ -26,14 +41,25 @@ enum CommandDelivery {
     /// Ignores `SIGPIPE` process-wide, once: a write to a closed pipe or socket must fail, not kill the run.
     static let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
-    /// Runs `/bin/sh -c command` with `input` on standard input, standard output discarded, standard error inherited.
-    static func run(_ command: String, input: [UInt8], environment: [String: String], timeout: Duration) async -> Ending {
+    /// Runs `/bin/sh -c command` with `input` on standard input, standard output discarded, standard error captured (bounded).
+    static func run(_ command: String, input: [UInt8], environment: [String: String], timeout: Duration) async -> Run {
         _ = ignoreSIGPIPE
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return .notStarted("pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&fds) == 0 else { return Run(ending: .notStarted("pipe: \(String(cString: strerror(errno)))")) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        guard pipe(&fds) == 0 else {
+            close(readEnd)
+            close(writeEnd)
+            return Run(ending: .notStarted("pipe: \(String(cString: strerror(errno)))"))
+        }
+        let (errorRead, errorWrite) = (fds[0], fds[1])
+        _ = fcntl(errorRead, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(errorWrite, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(errorRead, F_SETFL, fcntl(errorRead, F_GETFL) | O_NONBLOCK)
+        var errors = StderrHead()
+        defer { close(errorRead) }
 
         #if canImport(Darwin)
         var actions: posix_spawn_file_actions_t? = nil
@@ -50,6 +76,7 @@ enum CommandDelivery {
         }
         posix_spawn_file_actions_adddup2(&actions, readEnd, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, errorWrite, 2)
         var defaults = sigset_t()
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
@@ -66,9 +93,10 @@ enum CommandDelivery {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
         close(readEnd)
+        close(errorWrite)
         guard spawned == 0 else {
             close(writeEnd)
-            return .notStarted(String(cString: strerror(spawned)))
+            return Run(ending: .notStarted(String(cString: strerror(spawned))))
         }
         _ = fcntl(writeEnd, F_SETFL, fcntl(writeEnd, F_GETFL) | O_NONBLOCK)
 
@@ -84,23 +112,47 @@ enum CommandDelivery {
                     writer = nil
                 }
             }
+            errors.drain(errorRead)
             var status: Int32 = 0
             let waited = waitpid(pid, &status, WNOHANG)
             if waited == pid {
                 if let fd = writer { close(fd) }
-                return ending(status)
+                errors.drain(errorRead)
+                return errors.run(ending(status))
             }
             if waited < 0, errno != EINTR {
                 if let fd = writer { close(fd) }
-                return .exited(-1)
+                return errors.run(.exited(-1))
             }
             if clock.now >= deadline {
                 if let fd = writer { close(fd) }
                 await stopGroup(pid)
-                return .timedOut
+                errors.drain(errorRead)
+                return errors.run(.timedOut)
             }
             try? await Task.sleep(for: .milliseconds(writer == nil ? 20 : 5))
         }
+    }
+
+    /// The head of a child's standard error; the rest is read and dropped.
+    private struct StderrHead {
+        var kept: [UInt8] = []
+        var truncated = false
+
+        /// Reads what the pipe holds now (never blocks; at most 1 MB per call, so a flood cannot hold the loop).
+        mutating func drain(_ fd: Int32) {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            for _ in 0..<16 {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return }
+                let room = CommandDelivery.stderrCap - kept.count
+                kept += buffer.prefix(min(n, max(room, 0)))
+                if n > room { truncated = true }
+            }
+        }
+
+        func run(_ ending: Ending) -> Run { Run(ending: ending, stderr: kept, stderrTruncated: truncated) }
     }
 
     /// Writes what the pipe takes now; returns the bytes written, or a negative number once the reader is gone.

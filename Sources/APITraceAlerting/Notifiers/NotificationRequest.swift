@@ -12,8 +12,11 @@ public struct NotificationRequest: Sendable {
     public var notifier: NotifierConfiguration
     /// Destination URL (for HTTP notifiers), secret when it came from the environment.
     public var url: URL?
-    /// The destination as it may be printed: the URL from the rules file, or `$VARIABLE`.
+    /// The destination as it may be printed: `$VARIABLE` for a URL from the environment; the URL
+    /// from the rules file without its userinfo, query or token-like path segments.
     public var displayDestination: String
+    /// Scrubs this notifier's secrets out of any text about its delivery.
+    package var scrubber: SecretScrubber
     /// The JSON body.
     public var body: Data
     /// A smaller body, sent once if the service answers the first with 400 or 413.
@@ -40,6 +43,7 @@ public struct NotificationRequest: Sendable {
     public init(_ notification: AlertNotification, for notifier: NotifierConfiguration, environment: [String: String], source: String,
                 wallClock: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws(Unusable) {
         self.notifier = notifier
+        scrubber = SecretScrubber(notifier: notifier, environment: environment)
         func secret(_ variable: String?, _ what: String) throws(Unusable) -> String? {
             guard let variable else { return nil }
             guard let value = environment[variable], !value.isEmpty else {
@@ -49,7 +53,7 @@ public struct NotificationRequest: Sendable {
         }
         var urlText = try secret(notifier.urlEnvironmentVariable, "URL") ?? notifier.url
         if notifier.kind == .alertmanager { urlText = urlText.map(NotifierConfiguration.alertmanagerAlertsURL) }
-        displayDestination = notifier.urlEnvironmentVariable.map { "$\($0)" } ?? urlText ?? notifier.command ?? "-"
+        displayDestination = notifier.urlEnvironmentVariable.map { "$\($0)" } ?? urlText.map { NotifierConfiguration.displayURL($0, kind: notifier.kind) } ?? notifier.command.map { _ in "command" } ?? "-"
         if notifier.kind != .command {
             guard let text = urlText, let url = URL(string: text), let scheme = url.scheme, scheme == "http" || scheme == "https" else {
                 throw Unusable(description: "notifier \(notifier.name): \(displayDestination) is not an http(s) URL")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One entry of a rules file's `notifiers`: where and how to deliver pages.
 ///
 /// Secrets never appear in the rules file: a PagerDuty routing key and a Slack or webhook URL
@@ -62,9 +64,32 @@ public struct NotifierConfiguration: Sendable, Equatable {
     /// PagerDuty's Events API v2 endpoint, used when a `pagerduty` notifier names no `url`.
     public static let pagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
 
-    /// Alertmanager's alerts endpoint under a notifier's `url` (`http://host:9093` -> `http://host:9093/api/v2/alerts`).
+    /// Alertmanager's alerts endpoint under a notifier's `url` (`http://host:9093` -> `http://host:9093/api/v2/alerts`);
+    /// a query or fragment stays where it was (`http://am/x?t=1` -> `http://am/x/api/v2/alerts?t=1`).
     public static func alertmanagerAlertsURL(_ base: String) -> String {
-        if base.hasSuffix("/api/v2/alerts") { return base }
-        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/api/v2/alerts"
+        guard var url = URLComponents(string: base), url.scheme != nil else {
+            if base.hasSuffix("/api/v2/alerts") { return base }
+            return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/api/v2/alerts"
+        }
+        var path = url.percentEncodedPath
+        if !path.hasSuffix("/api/v2/alerts") { path = (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/api/v2/alerts" }
+        url.percentEncodedPath = path
+        return url.string ?? base
+    }
+
+    /// A URL from the rules file as messages may show it: scheme, host, port and path, without
+    /// userinfo or query, and with path segments that look like tokens (every segment, for Slack) as `<redacted>`.
+    public static func displayURL(_ text: String, kind: Kind) -> String {
+        guard let url = URLComponents(string: text), let scheme = url.scheme, let host = url.host else {
+            return SecretScrubber.oneLine(String(text.prefix(40))) + (text.count > 40 ? "…" : "")
+        }
+        let segments = url.path.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+            let s = String(segment)
+            guard !s.isEmpty else { return s }
+            return SecretScrubber.isSecretSegment(s, inSecretURL: kind == .slack) ? SecretScrubber.mark : s
+        }
+        var out = "\(scheme)://\(url.user != nil ? "<redacted>@" : "")\(host)\(url.port.map { ":\($0)" } ?? "")\(segments.joined(separator: "/"))"
+        if url.query != nil { out += "?<redacted>" }
+        return SecretScrubber.oneLine(out)
     }
 }

@@ -48,6 +48,9 @@ extension APITrace {
         @Option(help: ArgumentHelp("How long to wait for an overlapping run's lock.", valueName: "duration"))
         var lockTimeout: String = "50s"
 
+        @Option(help: ArgumentHelp("The longest a run goes on delivering, from its start; what did not finish is kept for the next run.", valueName: "duration"))
+        var budget: String = "45s"
+
         @Flag(help: "Print a line per rule even when nothing changed.")
         var verbose = false
 
@@ -55,6 +58,7 @@ extension APITrace {
             if backtest, since == nil { throw ValidationError("--backtest needs --since (and optionally --until).") }
             if !backtest, since != nil || until != nil { throw ValidationError("--since and --until go with --backtest.") }
             if AlertDuration(parsing: step) == nil { throw ValidationError("--step \(step): expected \(TimeGrammar.durationHelp)") }
+            if AlertDuration(parsing: budget).map({ $0.milliseconds > 0 }) != true { throw ValidationError("--budget \(budget): expected \(TimeGrammar.durationHelp), more than zero") }
             if AlertDuration(parsing: lockTimeout) == nil { throw ValidationError("--lock-timeout \(lockTimeout): expected \(TimeGrammar.durationHelp)") }
         }
 
@@ -68,10 +72,11 @@ extension APITrace {
                 throw ExitCode(AlertRunner.ExitStatus.configurationError.rawValue)
             }
             if checkConfig {
-                print("\(rules): \(loaded.rules.count) rule\(loaded.rules.count == 1 ? "" : "s") (\(loaded.rules.map(\.name).joined(separator: ", "))), \(loaded.notifiers.count) notifier\(loaded.notifiers.count == 1 ? "" : "s"): OK")
+                print("\(rules): \(loaded.rules.count) rule\(loaded.rules.count == 1 ? "" : "s") (\(loaded.rules.map(\.name).joined(separator: ", "))), \(loaded.notifiers.count) notifier\(loaded.notifiers.count == 1 ? "" : "s"): OK\(loaded.configurationWarnings.isEmpty ? "" : ", \(loaded.configurationWarnings.count) warning\(loaded.configurationWarnings.count == 1 ? "" : "s")")")
                 for missing in loaded.missingSecrets(in: ProcessInfo.processInfo.environment) {
                     print("note: notifier \(missing.notifier) reads \(missing.variable), which is not set in this environment")
                 }
+                for warning in loaded.configurationWarnings { stderr.write(Data("apitrace alert: warning: \(rules): \(warning)\n".utf8)) }
                 return
             }
             let directory = traceDirectory ?? TraceDirectory.default
@@ -81,6 +86,7 @@ extension APITrace {
             options.dryRun = dryRun
             options.verbose = verbose
             options.lockTimeout = .milliseconds(AlertDuration(parsing: lockTimeout)!.milliseconds)
+            options.budget = .milliseconds(AlertDuration(parsing: budget)!.milliseconds)
             let outcome = await AlertRunner(rules: loaded, options: options).run()
             for line in outcome.lines { print(line) }
             for problem in outcome.problems { stderr.write(Data("apitrace alert: \(problem)\n".utf8)) }

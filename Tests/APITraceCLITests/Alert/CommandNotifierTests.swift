@@ -25,6 +25,25 @@ import Testing
                            environment: ["APITRACE_TEST_OUT": dir.path].merging(environment) { $1 })
     }
 
+    /// An `APITRACE_*` variable is passed to the child, unless a notifier reads its secret from it.
+    @Test func aSecretInAnAPITRACEVariableStaysOutOfTheChildsEnvironment() async throws {
+        let dir = TemporaryDirectory()
+        _ = try AlertCommandTests.spikeTraces(in: dir)
+        let rules = try TraceFixture.rules("""
+            rules:
+              - {name: api, slo: 0.99, notify: [script]}
+            notifiers:
+              script: {type: command, timeout: 2s, max_attempts: 1, command: 'env > "$APITRACE_TEST_OUT/env.txt"'}
+              oncall: {type: pagerduty, routing_key_env: APITRACE_PD_KEY}
+              chat: {type: slack, webhook_url_env: APITRACE_SLACK_URL}
+            """, in: dir)
+        let run = try await alert(dir, rules, environment: ["APITRACE_PD_KEY": "pd-secret-9", "APITRACE_SLACK_URL": "https://hooks.slack.com/services/T/B/slack-secret-8", "APITRACE_TEAM": "payments"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let text = try String(contentsOfFile: dir.file("env.txt"), encoding: .utf8)
+        #expect(!text.contains("pd-secret-9") && !text.contains("slack-secret-8"))
+        #expect(text.contains("APITRACE_TEAM=payments\n"))
+    }
+
     @Test func theChildSeesOnlyPathHomeAndAPITRACEVariables() async throws {
         let dir = TemporaryDirectory()
         _ = try AlertCommandTests.spikeTraces(in: dir)
