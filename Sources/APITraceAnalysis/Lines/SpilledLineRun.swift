@@ -40,13 +40,13 @@ final class SpilledLineRun {
     /// Appends lines, in time order, to a run being written.
     func write(_ lines: some Sequence<(time: Int64, sequence: Int, bytes: UnsafeRawBufferPointer)>) throws(SortSpillError) {
         var out: [UInt8] = []
-        out.reserveCapacity(1 << 20)
+        out.reserveCapacity(256 << 10)
         for line in lines {
             withUnsafeBytes(of: line.time.littleEndian) { out.append(contentsOf: $0) }
             withUnsafeBytes(of: Int64(line.sequence).littleEndian) { out.append(contentsOf: $0) }
             withUnsafeBytes(of: UInt32(line.bytes.count).littleEndian) { out.append(contentsOf: $0) }
             out.append(contentsOf: line.bytes)
-            if out.count >= 1 << 20 { try writeAll(out); out.removeAll(keepingCapacity: true) }
+            if out.count >= 256 << 10 { try writeAll(out); out.removeAll(keepingCapacity: true) }
         }
         try writeAll(out)
     }
@@ -66,7 +66,7 @@ final class SpilledLineRun {
     /// Ends writing and loads the first line.
     func startReading() throws(SortSpillError) {
         guard lseek(fd, 0, SEEK_SET) == 0 else { throw SortSpillError(directory: directory, errno: errno) }
-        buffer = [UInt8](repeating: 0, count: 1 << 20)
+        buffer = [UInt8](repeating: 0, count: 64 << 10)
         try advance()
     }
 
