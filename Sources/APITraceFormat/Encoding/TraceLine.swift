@@ -11,7 +11,15 @@ public enum TraceLine: Sendable, Equatable {
     public struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
         /// What was wrong, e.g. `field "status" is not a number` or `missing field "route"`.
         public var reason: String
+        /// False when the line is not a JSON object at all (RFC 8259), true when it is one that breaks
+        /// the trace format's rules (a missing field, a value of the wrong type or out of range).
+        public var isJSONObject: Bool
         public var description: String { reason }
+
+        public init(reason: String, isJSONObject: Bool = true) {
+            self.reason = reason
+            self.isJSONObject = isJSONObject
+        }
     }
 
     /// Decodes one line (without its newline).
@@ -28,7 +36,7 @@ public enum TraceLine: Sendable, Equatable {
     /// ``decode(_:)`` with a scanner a caller keeps across lines (it reuses its buffers).
     package static func decode(_ line: UnsafeRawBufferPointer, with scanner: inout TraceRecordScanner) throws(Invalid) -> TraceLine {
         switch scanner.scan(line) {
-        case .invalid(let reason): throw Invalid(reason: reason)
+        case .invalid(let reason): throw Invalid(reason: reason, isJSONObject: TraceRecordScanner.isJSONObject(line))
         case .unknownType: return .unknown(type: scanner.record.type?.string ?? "")
         case .header: return .header(scanner.record.header)
         case .event: return .event(scanner.record.event)

@@ -106,6 +106,15 @@ package struct TraceRecordScanner {
         return .event
     }
 
+    /// True when the bytes are one JSON object as RFC 8259 defines it, whatever its fields (for
+    /// telling a line that is not JSON from one that breaks the format's rules, off the hot path).
+    package static func isJSONObject(_ line: UnsafeRawBufferPointer) -> Bool {
+        var s = JSONScanner(line)
+        guard s.peek() == UInt8(ascii: "{") else { return false }
+        do { try s.skipValue() } catch { return false }
+        return s.isAtEnd()
+    }
+
     /// Checks a header line's fields.
     private mutating func header(started: RawText?) -> Result {
         guard let format = record.format, format.bytes.equals("apitrace") else {
