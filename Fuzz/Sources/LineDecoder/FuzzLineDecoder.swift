@@ -10,13 +10,14 @@ import Foundation
 /// Left out on purpose (differences of the reference, documented in Docs/fuzzing.md): inputs holding
 /// NUL bytes or starting with a byte-order mark (Foundation guesses UTF-16/32 from them, or skips
 /// the mark; a trace line is UTF-8 without one), nesting near the 512 levels both parsers allow, and
-/// numbers Foundation cannot represent (over 300 digits, or a three-digit exponent).
+/// numbers Foundation cannot represent (over 300 digits, or a three-digit exponent), and trailing
+/// commas before `}` or `]`, which Foundation accepts and RFC 8259, `jq` and Python refuse.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLineDecoder(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     guard !bytes.contains(0), !(size >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF),
           bytes.lazy.filter({ $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "{") }).count < 500,
-          !hasUnrepresentableNumber(bytes) else { return 0 }
+          !hasUnrepresentableNumber(bytes), !hasTrailingComma(bytes) else { return 0 }
 
     let reference = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
     let ours: Result<TraceLine, TraceLine.Invalid> = Result { () throws(TraceLine.Invalid) in try TraceLine.decode(bytes) }
@@ -81,6 +82,16 @@ private func hasUnrepresentableNumber(_ b: UnsafeRawBufferPointer) -> Bool {
             digits = 0
             exponentDigits = -1
         }
+    }
+    return false
+}
+
+/// A `,` followed, after whitespace, by `}` or `]`.
+private func hasTrailingComma(_ b: UnsafeRawBufferPointer) -> Bool {
+    for i in b.indices where b[i] == UInt8(ascii: ",") {
+        var j = i + 1
+        while j < b.count, b[j] == 0x20 || b[j] == 0x09 || b[j] == 0x0A || b[j] == 0x0D { j += 1 }
+        if j < b.count, b[j] == UInt8(ascii: "}") || b[j] == UInt8(ascii: "]") { return true }
     }
     return false
 }
