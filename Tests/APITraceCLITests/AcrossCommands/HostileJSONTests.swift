@@ -182,6 +182,12 @@ struct HostileJSONTests {
         let wantPrinted = validNumbers.sorted().map { lines[$0 - 1] }
         #expect(printed == wantPrinted, "cat printed \(printed.count) lines, python reads \(wantPrinted.count) valid")
         #expect(catOut.status == 1)
+        // And jq, a third reader, takes every printed line (it stopped at the first bad one before).
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/jq") {
+            let jq = try await runOffPool("/usr/bin/jq", ["-c", ".route"], stdin: catOut.stdout)
+            #expect(jq.status == 0, "\(String(decoding: jq.stderr, as: UTF8.self))")
+            #expect(String(decoding: jq.stdout, as: UTF8.self).split(separator: "\n").count == wantPrinted.count)
+        }
         let catWarnings = String(decoding: catOut.stderr, as: UTF8.self)
         #expect(catWarnings.contains("json-0001.jsonl:") && catWarnings.contains("more"), "\(catWarnings)")
         let invalidCount = expected["invalid"] as! Int
