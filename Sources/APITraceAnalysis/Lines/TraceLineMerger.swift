@@ -102,7 +102,8 @@ private struct PendingLines {
 
     mutating func add(_ time: Int64, _ line: UnsafeRawBufferPointer) throws(SortSpillError) {
         // Room for the whole budget at once: growing by doubling would hold up to twice the limit.
-        if arena.capacity == 0 { arena.reserveCapacity(memoryLimit + (1 << 20)) }
+        // (Up to 1 GB: memory is only touched as lines arrive, but an address-space limit may refuse more.)
+        if arena.capacity == 0 { arena.reserveCapacity(min(memoryLimit, 1 << 30) + (1 << 20)) }
         entries.append(Entry(time: time, sequence: sequence, start: arena.count, count: line.count + 1))
         sequence += 1
         arena.append(contentsOf: line)
