@@ -23,6 +23,11 @@ let package = Package(
             path: "Sources/TraceLine"
         ),
         .executableTarget(
+            name: "fuzz-line-decoder",
+            dependencies: [.product(name: "APITraceFormat", package: "apitrace")],
+            path: "Sources/LineDecoder"
+        ),
+        .executableTarget(
             name: "fuzz-file-reader",
             dependencies: [.product(name: "APITraceFormat", package: "apitrace")],
             path: "Sources/FileReader"

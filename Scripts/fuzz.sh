@@ -5,7 +5,7 @@
 #   Scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
 #   SECONDS_PER_TARGET  how long each target runs (default 60); 0 only builds and replays
-#   TARGET              trace-line, file-reader, timestamp, sse-parser, alert-rules (default: all)
+#   TARGET              trace-line, line-decoder, file-reader, timestamp, sse-parser, alert-rules (default: all)
 #
 # Environment:
 #   FUZZ_CONFIG   release (default) or debug
@@ -22,7 +22,7 @@ root=$(pwd)
 
 seconds=${1:-60}
 shift || true
-all_targets=(trace-line file-reader timestamp sse-parser alert-rules)
+all_targets=(trace-line line-decoder file-reader timestamp sse-parser alert-rules)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 config=${FUZZ_CONFIG:-release}
 nice_level=${FUZZ_NICE:-19}
@@ -34,7 +34,7 @@ export SWIFT_BACKTRACE=enable=no
 # libFuzzer dictionary per target (field names and edge values), when one exists.
 dictionary() {
   case "$1" in
-    file-reader) echo "Fuzz/Dictionaries/trace-line.dict" ;;
+    file-reader|line-decoder) echo "Fuzz/Dictionaries/trace-line.dict" ;;
     *) [ -f "Fuzz/Dictionaries/$1.dict" ] && echo "Fuzz/Dictionaries/$1.dict" ;;
   esac
 }
@@ -71,7 +71,7 @@ echo "== built in $(( $(date +%s) - build_start )) s"
 # Seeds: small pieces of the sample traces, so mutations start from real lines.
 seeds="$scratch/fuzzing/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{trace-line,file-reader,timestamp,sse-parser,alert-rules}
+mkdir -p "$seeds"/{trace-line,line-decoder,file-reader,timestamp,sse-parser,alert-rules}
 sample="$seeds/sample.jsonl"
 # The first lines of a few files: the sample day holds thousands, a seed per line would drown the fuzzer.
 for f in $(ls Samples/Traces/*.jsonl.gz | head -n 6); do gzip -dc "$f" | head -n 80; done > "$sample"
@@ -80,6 +80,7 @@ n=0
 while IFS= read -r line; do
   n=$((n + 1))
   printf '%s\n' "$line" > "$seeds/trace-line/line-$n.jsonl"
+  printf '%s' "$line" > "$seeds/line-decoder/line-$n.jsonl"
   # Every fifth line also as a tiny file behind the header, plain.
   if [ $((n % 5)) -eq 2 ]; then printf '%s\n%s\n' "$header" "$line" > "$seeds/file-reader/line-$n.jsonl"; fi
 done < "$sample"

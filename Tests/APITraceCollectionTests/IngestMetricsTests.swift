@@ -196,4 +196,52 @@ struct IngestMetricsTests {
         #expect(s["apitrace_collector_files_accepted_total{}"] == 1)
         #expect(!s.keys.contains { !$0.hasPrefix("apitrace_collector_") }, "\(s.keys.sorted())")
     }
+
+    @Test("escaped keys and values count as their text and bad JSON counts nowhere, as Python's json reads the file")
+    func hostileJSON() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir)
+        defer { Task { await server.stop() } }
+        func line(_ members: String) -> String { #"{"ts":"2026-11-22T10:00:01.000Z","method":"GET","duration_ms":5,"# + members + "}" }
+        let lines = [
+            #"{"type":"header","format":"apitrace","version":1,"producer":"hostile","app":"test","app_version":"1.0","started":"2026-11-22T10:00:00.000Z"}"#,
+            line(#""type":"request","route":"/a","st\u0061tus":200"#),
+            line(#""type":"req\u0075est","route":"/a","status":503"#),
+            line(#""type":"request","r\u006fute":"\/b","status":503"#),
+            line(#""type":"request","route":"/b","status":200,"status":503"#),
+            line(#""type":"request","route":"/b\x","status":503"#),
+            line(#""type":"request","route":"/b\ud800","status":503"#),
+            line(#""type":"request","route":"/b","status":503,"unused":[1,,2]"#),
+            line(#""type":"request","route":"/b","status":05"#),
+        ]
+        let text = lines.joined(separator: "\n") + "\n"
+        #expect(try await HTTPClient.upload(server.uploadURL, try GzipDeflater.compress(Array(text.utf8))).status == 201)
+        // Python's json, strict: per route and outcome (lone surrogates refused as RFC 8259 asks).
+        let oracle = """
+            import json, sys
+            out = {}
+            for raw in sys.stdin.buffer.read().split(b"\\n")[1:]:
+                try:
+                    o = json.loads(raw.decode("utf-8"), parse_constant=lambda c: 1 / 0)
+                    json.dumps(o, ensure_ascii=False).encode("utf-8")
+                except Exception:
+                    continue
+                if o.get("type") != "request": continue
+                key = o["route"] + " " + ("server_error" if o["status"] >= 500 else "success")
+                out[key] = out.get(key, 0) + 1
+            print(json.dumps(out))
+            """
+        let python = try await runOffPool("/usr/bin/env", ["python3", "-c", oracle], stdin: Data(text.utf8))
+        let expected = try JSONDecoder().decode([String: Double].self, from: python.stdout)
+        #expect(expected.values.reduce(0, +) == 4, "\(expected)")
+        _ = try await Self.scrape(server)  // new series show at 0 first
+        let s = try await Self.parsed(try await Self.scrape(server))
+        var counted: [String: Double] = [:]
+        for (key, value) in s where key.hasPrefix("apitrace_http_client_requests_total{") && value > 0 {
+            let route = String(key.split(separator: "url_template=\"")[1].prefix { $0 != "\"" })
+            let outcome = String(key.split(separator: "outcome=\"")[1].prefix { $0 != "\"" })
+            counted[route + " " + outcome, default: 0] += value
+        }
+        #expect(counted == expected)
+    }
 }

@@ -3,8 +3,9 @@ import APITraceFormat
 
 /// libFuzzer entry point: the input is the decompressed text of a trace file.
 ///
-/// Every line goes through both line readers, the typed decoder (`TraceLine.decode`) and the
-/// report's fast scanner (`TraceAggregator.add(line:)`); the aggregator then builds a summary and a
+/// Every line goes through the typed decoder (`TraceLine.decode`) and the report's aggregator
+/// (`TraceAggregator.add(line:)`), both built on the one line decoder (`TraceRecordScanner`; the
+/// `line-decoder` target compares it with a reference parser); the aggregator then builds a summary and a
 /// report, so numbers read from the lines (counts, durations, sample rates) reach the arithmetic
 /// that uses them. Nothing here may trap, whatever the bytes.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -5,7 +5,7 @@ import Foundation
 /// reading only the trace files that can hold events of the ranges asked for.
 ///
 /// This is alerting's whole view of the traces: one pass, no decoding of fields it does not
-/// need (`JSONScanner` over raw lines), files read in parallel.
+/// need (the one line decoder, `TraceRecordScanner`, as every reader), files read in parallel.
 ///
 /// ```swift
 /// let counter = WindowedFailureCounter(rules: rules.rules, ranges: [now - 6 * 3_600_000 ..< now])

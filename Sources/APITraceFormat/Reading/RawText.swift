@@ -4,9 +4,10 @@ import Foundation
 ///
 /// Valid only while the line is: consumers intern or copy what they keep.
 package struct RawText {
-    /// The bytes between the quotes, escapes not decoded.
+    /// The bytes between the quotes, escapes not decoded when ``hasEscapes`` is true.
     package var bytes: UnsafeRawBufferPointer
-    /// True when the bytes hold a backslash escape.
+    /// True when the bytes hold backslash escapes still to decode. Always false in a ``TraceRecord``:
+    /// ``TraceRecordScanner`` hands out escaped text decoded.
     package var hasEscapes: Bool
 
     package init(bytes: UnsafeRawBufferPointer, hasEscapes: Bool) {
@@ -19,7 +20,7 @@ package struct RawText {
 
     /// The decoded text (allocates; only for values kept as text).
     package var string: String {
-        if hasEscapes, let text = try? JSONScanner.unescape(bytes) { return text }
+        if hasEscapes { return JSONScanner.unescape(bytes) }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -1,8 +1,10 @@
 /// One event line of a trace file, scanned once and validated: the value every reader of traces
 /// (report, alert, export, cat, the collector) takes its facts from, so they all mean the same.
 ///
-/// Text fields are ``RawText`` slices of the line, valid only during the callback that hands the
-/// record out. Request lines carry their ``outcome`` and ``weight``, decided here and nowhere else.
+/// Text fields are ``RawText`` slices of the line (or, for text written with escapes, of the
+/// scanner's decoded copy), valid only during the callback that hands the record out. Request lines
+/// carry their ``outcome`` and ``weight``, decided here and nowhere else. It holds every field of the
+/// format, so ``TraceLine/decode(_:)`` builds full events from it rather than reading lines again.
 package struct TraceRecord {
     /// The event type.
     package enum Kind: Sendable, Equatable {
@@ -10,6 +12,8 @@ package struct TraceRecord {
     }
 
     package var kind: Kind = .log
+    /// `type`, as written (decoded).
+    package var type: RawText?
     /// `ts`, milliseconds since 1970.
     package var timestamp: Int64 = 0
     package var session: RawText?
@@ -26,6 +30,13 @@ package struct TraceRecord {
     package var error: RawText?
     package var attempt: Int64?
     package var sampleRate: Double?
+    // request timing
+    package var dnsMs: Double?
+    package var connectMs: Double?
+    package var tlsMs: Double?
+    package var ttfbMs: Double?
+    package var networkProtocol: RawText?
+    package var reused: Bool?
     /// The request's outcome (requests only).
     package var outcome: RequestOutcome = .success
     /// Requests this line stands for (`RequestWeight`); 1 for other types.
@@ -43,15 +54,34 @@ package struct TraceRecord {
     // error
     package var identity: RawText?
     package var suppressed: Int64?
+    package var file: RawText?
+    package var line: Int64?
+    /// `user_info`: the JSON text of the object (checked, not decoded).
+    package var userInfoJSON: RawText?
+    /// `underlying`: the JSON text of the array of strings (checked, not decoded).
+    package var underlyingJSON: RawText?
 
     // sse
     package var phase: RawText?
     package var reason: RawText?
     package var delayMs: Double?
     package var events: Int64?
+    package var lastEventID: RawText?
 
     // log
     package var level: RawText?
+    package var source: RawText?
+    /// `metadata`: the JSON text of the object (checked, not decoded).
+    package var metadataJSON: RawText?
+
+    // header (``TraceRecordScanner/Result/header``)
+    package var format: RawText?
+    package var version: Int64?
+    package var producer: RawText?
+    package var app: RawText?
+    package var appVersion: RawText?
+    /// `started`, milliseconds since 1970.
+    package var started: Int64?
 
     // dropped
     package var count: Int64?

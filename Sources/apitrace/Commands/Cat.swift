@@ -13,7 +13,8 @@ extension APITrace {
                 and printed byte for byte; invalid lines are skipped with a warning naming the file and line. Damaged \
                 files are read up to the damage; a warning naming the file and byte offset goes to standard error.
                 --since/--until open only the files that can hold events in range. --sort merges the events of all \
-                files in time order (without headers); it holds back only the events of files that overlap in time.
+                files in time order (without headers); it holds back only the events of files that overlap in time, \
+                and past --sort-buffer of them sorts in runs spilled to temporary files in $TMPDIR (removed as it goes).
                 Exit status: 0 when every file was read whole, 1 when there were warnings, 2 when nothing could be read.
                 """
         )
@@ -42,8 +43,12 @@ extension APITrace {
         @Flag(help: "Merge the events of all files in time order (implies --no-headers).")
         var sort = false
 
+        @Option(help: "With --sort: megabytes of events held in memory before sorted runs spill to $TMPDIR.")
+        var sortBuffer = 64
+
         func validate() throws {
             if paths.isEmpty { throw ValidationError("Name at least one trace file or folder.") }
+            if sortBuffer < 1 || sortBuffer > 1 << 20 { throw ValidationError("--sort-buffer: expected megabytes from 1 to 1048576.") }
             do { _ = try filter() } catch { throw ValidationError("\(error)") }
         }
 
@@ -66,7 +71,13 @@ extension APITrace {
             }
             let scans: [TraceFileReader.RecordScan]
             if sort {
-                let merged = TraceLineMerger(filter: filter).merge(files, to: write)
+                let merged: TraceLineMerger.Result
+                do {
+                    merged = try TraceLineMerger(filter: filter, memoryLimit: sortBuffer << 20).merge(files, to: write)
+                } catch {
+                    FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
+                    throw ExitCode(2)
+                }
                 scans = merged.scans
                 if merged.outOfOrder > 0 {
                     FileHandle.standardError.write(Data("apitrace: \(merged.outOfOrder) events lay more than \(TraceFileSelection.slack / 1000) s before the start their file's name gives and were printed out of time order\n".utf8))
