@@ -29,7 +29,7 @@ struct RegularFileTests {
             "fifo.jsonl.gz": "is a FIFO (named pipe), not a regular file",
             "zero.jsonl.gz": "is a symbolic link",
             "random.jsonl": "is a symbolic link",
-            "socket.jsonl.gz": "No such device or address",  // open(2) of a socket: ENXIO
+            "socket.jsonl.gz": "is a socket, not a regular file",  // open(2) fails with ENXIO; the refusal says what it is
         ]
         let start = ContinuousClock.now
         for (name, reason) in expected {

@@ -29,6 +29,8 @@ package enum RegularFile {
         package var reason: String
         /// True when the path does not exist.
         package var isMissing = false
+        /// True when the path is a link, FIFO, socket, device or folder: it will not become readable by waiting.
+        package var isNotRegularFile = false
 
         /// The refusal as one line, naming the file.
         package var description: String { "\(FileSystemPath.display(path)): \(reason)" }
@@ -45,8 +47,10 @@ package enum RegularFile {
         guard fd >= 0 else {
             let code = errno
             if code == ELOOP || code == EMLINK {
-                return .failure(Refusal(path: path, reason: "is a symbolic link, which apitrace does not follow here; name the file it points to"))
+                return .failure(Refusal(path: path, reason: "is a symbolic link, which apitrace does not follow here; name the file it points to", isNotRegularFile: true))
             }
+            // A socket cannot be opened at all (ENXIO): say what it is rather than the system's word.
+            if code != ENOENT, let refusal = check(path), refusal.isNotRegularFile { return .failure(refusal) }
             return .failure(Refusal(path: path, reason: String(cString: strerror(code)), isMissing: code == ENOENT))
         }
         var info = stat()
@@ -57,7 +61,7 @@ package enum RegularFile {
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            return .failure(Refusal(path: path, reason: "is \(kind(of: info.st_mode)), not a regular file; skipped"))
+            return .failure(Refusal(path: path, reason: "is \(kind(of: info.st_mode)), not a regular file; skipped", isNotRegularFile: true))
         }
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
@@ -74,14 +78,14 @@ package enum RegularFile {
         guard fd >= 0 else {
             let code = errno
             if code == ELOOP || code == EMLINK {
-                return .failure(Refusal(path: path, reason: "is a symbolic link, which apitrace does not follow here"))
+                return .failure(Refusal(path: path, reason: "is a symbolic link, which apitrace does not follow here", isNotRegularFile: true))
             }
             return .failure(Refusal(path: path, reason: String(cString: strerror(code))))
         }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            return .failure(Refusal(path: path, reason: "is \(kind(of: info.st_mode)), not a regular file"))
+            return .failure(Refusal(path: path, reason: "is \(kind(of: info.st_mode)), not a regular file", isNotRegularFile: true))
         }
         return .success(fd)
     }
@@ -132,9 +136,9 @@ package enum RegularFile {
         let status = FileSystemPath.withBytes(of: path) { lstat($0, &info) }
         guard status == 0 else { return Refusal(path: path, reason: String(cString: strerror(errno)), isMissing: errno == ENOENT) }
         if (info.st_mode & S_IFMT) == S_IFLNK {
-            return Refusal(path: path, reason: "is a symbolic link, which apitrace does not follow here; name the file it points to")
+            return Refusal(path: path, reason: "is a symbolic link, which apitrace does not follow here; name the file it points to", isNotRegularFile: true)
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return Refusal(path: path, reason: "is \(kind(of: info.st_mode)), not a regular file; skipped") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return Refusal(path: path, reason: "is \(kind(of: info.st_mode)), not a regular file; skipped", isNotRegularFile: true) }
         return nil
     }
 }
