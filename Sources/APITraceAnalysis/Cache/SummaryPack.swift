@@ -156,6 +156,8 @@ enum SummaryPack {
         var legacyEntries: [String] = []
         /// Temporary packs left by runs that ended before renaming them (older than an hour).
         var abandoned: [String] = []
+        /// Pack names that are not regular files (a FIFO, a socket, a link): never opened.
+        var refused: [RegularFile.Refusal] = []
     }
 
     static func list(_ directory: String) -> Listing {
@@ -165,7 +167,11 @@ enum SummaryPack {
         for name in names.sorted() {
             let path = directory + "/" + name
             if name.hasSuffix(suffix), !name.hasPrefix(".") {
-                listing.packs.append(path)
+                if let refusal = RegularFile.check(path), !refusal.isMissing {
+                    listing.refused.append(refusal)
+                } else {
+                    listing.packs.append(path)
+                }
             } else if name.hasSuffix(".summary") {
                 listing.legacyEntries.append(path)
             } else if name.hasPrefix("."), name.hasSuffix(suffix + ".tmp") || AtomicFileWriter.isTemporary(name, ofTargetsEndingIn: suffix),

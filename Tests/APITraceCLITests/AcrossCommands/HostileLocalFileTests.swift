@@ -33,7 +33,7 @@ struct HostileLocalFileTests {
         var traces: String { dir.file("traces") }
         let hostile = ["20261122T100000Z-fifo-0001.jsonl.gz", "20261122T100000Z-zero-0001.jsonl.gz",
                        "20261122T100000Z-random-0001.jsonl", "20261122T100000Z-socket-0001.jsonl.gz"]
-        let goodEvents = TraceFixture.events([.init(from: -30, to: 0, perMinute: 10, failureRatio: 0.1)])
+        let goodEvents = TraceFixture.events([.init(from: -90, to: 0, perMinute: 10, failureRatio: 0.1)])  // two files, the first finished: cacheable
         let latinEvents = TraceFiles.requests(9, seed: 5, start: TraceFixture.now)
         /// The non-UTF-8 file's name as it is shown in messages.
         let latinShown = "20261122T115500Z-caf\\xE9-0001.jsonl.gz"
@@ -114,6 +114,9 @@ struct HostileLocalFileTests {
         for round in 1...2 {
             let report = try await Self.apitraceWithin(["report", folder.traces, "--format", "json"], environment: ["APITRACE_CACHE_DIR": cache])
             #expect(report.status == 0, "round \(round): \(report.stderr)")
+            for name in ["0000000000000000-1-1.pack", "0000000000000001-1-1.pack", "ffffffffffffffff-1-1.pack"] {
+                #expect(report.stderr.contains(cache + "/" + name), "round \(round) does not name \(name): \(report.stderr)")
+            }
             let json = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
             #expect((json?["totals"] as? [String: Any])?["events"] as? Int == folder.goodEvents.count + folder.latinEvents.count)
         }
