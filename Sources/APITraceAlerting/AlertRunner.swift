@@ -201,6 +201,7 @@ public struct AlertRunner: Sendable {
     /// Delivers what a run claimed when its state could not be written, and says so: nothing is
     /// kept for a retry, no transition line claims a page that was not sent, and the run exits 3.
     private func deliverUnrecorded(_ due: [Delivery], failure: StateStore.Failure, outcome: inout Outcome) async {
+        let due = stablyKeyed(due, outcome: &outcome)
         var pagedRules = Set<String>(), unpagedRules = Set<String>()
         for delivery in due {
             let result = await deliver(delivery, outcome: &outcome)
@@ -230,6 +231,29 @@ public struct AlertRunner: Sendable {
         }
         outcome.problems.append("\(failure.description); could not record the state: \(due.isEmpty ? "nothing was due" : "what was due was sent anyway"), and the next run, not knowing of it, evaluates afresh")
         outcome.status = .stateError
+    }
+
+    /// A run that cannot record its state forgets the incident it opened, and the next run opens
+    /// another: keyed by its start, each would be a new PagerDuty incident every minute. An
+    /// incident opened by such a run is keyed by the start of its rule's repeat interval instead,
+    /// so the repeats of one stretch of full disk carry one dedup key and fold into one incident.
+    private func stablyKeyed(_ due: [Delivery], outcome: inout Outcome) -> [Delivery] {
+        let now = options.now.millisecondsSince1970
+        var due = due
+        for i in due.indices {
+            let n = due[i].notification
+            guard n.action == .trigger, !n.isRepeat, !due[i].isRefresh, n.incidentStarted == options.now.rfc3339,
+                  let rule = rules.rules.first(where: { $0.name == n.rule }) else { continue }
+            let interval = max(60_000, rule.repeatInterval.milliseconds)
+            let start = now - ((now % interval) + interval) % interval
+            let id = Incident(rule: n.rule, started: start).id
+            guard id != n.incidentID else { continue }
+            for j in outcome.lines.indices where outcome.lines[j].contains(" \(n.rule) ") {
+                outcome.lines[j] = outcome.lines[j].replacingOccurrences(of: " \(n.incidentID):", with: " \(id):")
+            }
+            due[i].notification.incidentID = id
+        }
+        return due
     }
 
     private func record(stateFailure error: any Error, outcome: inout Outcome) {

@@ -64,6 +64,11 @@ import Testing
             #expect(receiver.requests(to: "/v2/enqueue").count == 2, "\(refused.stdout)\(refused.stderr)")
             #expect(!refused.stdout.contains("TRIGGERED") && refused.stdout.contains("NOT PAGED"), "\(refused.stdout)")
             #expect(refused.stderr.contains("could not record the state"), "\(refused.stderr)")
+            // Both runs opened the incident afresh (neither could record it), under one dedup key:
+            // PagerDuty folds the repeat into the first page's incident instead of opening one a minute.
+            let keys = receiver.requests(to: "/v2/enqueue").compactMap { $0.json["dedup_key"] as? String }
+            #expect(keys.count == 2 && Set(keys).count == 1, "\(keys)")
+            #expect(paged.stdout.contains(keys[0]), "\(paged.stdout)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: state)) == before)
             // Nothing half-written is left on the disk.
             let left = try FileManager.default.contentsOfDirectory(atPath: disk).sorted()
