@@ -21,6 +21,11 @@ struct RulesNestingTests {
         ("tagged flow", "rules: " + String(repeating: "!!seq [", count: depth) + String(repeating: "]", count: depth) + "\n"),
         ("block then flow", "rules:\n" + String(repeating: "- ", count: depth / 2) + String(repeating: "[{a: ", count: depth / 2) + "1" + String(repeating: "}]", count: depth / 2) + "\n"),
         ("in a second document", "rules: []\n---\n" + String(repeating: "[", count: depth) + "\n"),
+        // Each anchor 60 deep and holding an alias to the one before: no run of events nests past
+        // 61, but the composed tree is 3,000 × 60 deep (it overflowed the stack when freed).
+        ("a chain of aliases", (0..<3000).map { i in
+            "x\(i): &x\(i) " + String(repeating: "[", count: 60) + (i == 0 ? "1" : "*x\(i - 1)") + String(repeating: "]", count: 60)
+        }.joined(separator: "\n") + "\nrules: *x2999\n"),
     ]
 
     @Test("every style of deep nesting is refused with a clear error naming the line", arguments: 0..<deep.count)

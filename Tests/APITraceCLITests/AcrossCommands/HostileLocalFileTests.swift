@@ -152,12 +152,15 @@ struct HostileLocalFileTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("victim"))) == precious)
     }
 
-    @Test("a rules file nested 5,000 deep is a clear error for every command that reads it, not a crash")
+    @Test("a rules file nested 5,000 deep, or 180,000 deep through a chain of aliases, is a clear error for every command that reads it, not a crash")
     func deepRules() async throws {
         let dir = TemporaryDirectory()
         let flow = try TraceFixture.rules("rules: " + String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000) + "\n", in: dir, name: "flow.yaml")
         let block = try TraceFixture.rules("rules:\n" + String(repeating: "- ", count: 5000) + "x\n", in: dir, name: "block.yaml")
-        for rules in [flow, block] {
+        let aliases = try TraceFixture.rules((0..<3000).map { i in
+            "x\(i): &x\(i) " + String(repeating: "[", count: 60) + (i == 0 ? "1" : "*x\(i - 1)") + String(repeating: "]", count: 60)
+        }.joined(separator: "\n") + "\nrules: *x2999\n", in: dir, name: "aliases.yaml")
+        for rules in [flow, block, aliases] {
             let check = try await Self.apitraceWithin(["alert", "--check-config", "--rules", rules])
             #expect(check.status == 2 && check.stderr.contains("nested more than 64 levels"), "\(check.stderr)")
             let translate = try await Self.apitraceWithin(["rules", "--format", "prometheus", "--rules", rules])
