@@ -150,6 +150,10 @@ struct HostileLocalFileTests {
         let linked = try await Self.apitraceWithin(["export", folder.traces, "--format", "prometheus", "--state", dir.file("linked-state.json")])
         #expect(linked.status == 1 && linked.stderr.contains("symbolic link"), "\(linked.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("victim"))) == precious)
+        // A FIFO there is refused too, at once.
+        #expect(mkfifo(dir.file("fifo-state.json"), 0o644) == 0)
+        let fifo = try await Self.apitraceWithin(["export", folder.traces, "--format", "prometheus", "--state", dir.file("fifo-state.json")])
+        #expect(fifo.status == 1 && fifo.stderr.contains("FIFO"), "\(fifo.stderr)")
     }
 
     @Test("a rules file nested 5,000 deep, or 180,000 deep through a chain of aliases, is a clear error for every command that reads it, not a crash")

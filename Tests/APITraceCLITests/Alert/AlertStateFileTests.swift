@@ -138,6 +138,31 @@ import Testing
         }
     }
 
+    @Test("a FIFO at the state's, the lock's or the count cache's name, or as the rules file, never blocks alert",
+          arguments: ["state.json", "state.json.lock", "state.json.counts", "rules-fifo.yaml"])
+    func fifoAtAName(name: String) async throws {
+        let dir = TemporaryDirectory()
+        _ = try AlertCommandTests.spikeTraces(in: dir)
+        #expect(mkfifo(dir.file(name), 0o644) == 0)
+        try await Receiver.with { receiver in
+            let rules = name.hasPrefix("rules") ? dir.file(name) : try AlertCommandTests.rules(receiver, in: dir)
+            let run = try await HostileLocalFileTests.apitraceWithin(
+                ["alert", dir.file("traces"), "--rules", rules, "--state", dir.file("state.json"), "--now", AlertCommandTests.at(0)],
+                environment: Self.env)
+            switch name {
+            case "state.json.counts":
+                // Only a cache: rebuilt from the traces, and the page goes out.
+                #expect(run.status == 0, "\(run.stderr)")
+                #expect(receiver.requests(to: "/v2/enqueue").count == 1)
+            case "rules-fifo.yaml":
+                #expect(run.status == 2 && run.stderr.contains(dir.file(name)) && run.stderr.contains("FIFO"), "\(run.stderr)")
+            default:
+                #expect(run.status == 3 && run.stderr.contains(dir.file(name)) && run.stderr.contains("FIFO"), "\(run.stderr)")
+                #expect(receiver.requests.isEmpty)
+            }
+        }
+    }
+
     /// The temporary names older versions used were `.state.json.<pid>.tmp` and
     /// `.state.json.counts.<pid>.tmp`: an attacker who can write the folder plants links at them
     /// for the next few thousand process ids (Linux hands them out in order).
