@@ -1,3 +1,4 @@
+// libyaml as Yams builds it (Yams' own C target): its event parser, without Yams' recursive composer.
 import CYaml
 
 /// Bounds the nesting of a rules file before Yams builds its tree: Yams composes recursively, so

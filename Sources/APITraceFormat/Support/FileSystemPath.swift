@@ -20,6 +20,8 @@ package enum FileSystemPath {
 
     /// The string that stands for these name bytes (no NUL among them).
     package static func string<Bytes: Collection>(fromBytes bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        // Trace file names are ASCII: no check beyond that on the path every report walks.
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         let array = Array(bytes)
         // The common case: valid UTF-8 without a scalar of the escape range.
         if let text = validUTF8(array[...]),
@@ -48,7 +50,8 @@ package enum FileSystemPath {
 
     /// The name bytes `path` stands for, NUL-terminated, for a system call.
     package static func withBytes<T>(of path: String, _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        guard path.unicodeScalars.contains(where: { isEscape($0) }) else { return try path.withCString(body) }
+        // Every escape scalar is encoded as 0xEF 0x9C...0x9F: a string without 0xEF has none.
+        guard path.utf8.contains(0xEF), path.unicodeScalars.contains(where: { isEscape($0) }) else { return try path.withCString(body) }
         var bytes: [CChar] = []
         for scalar in path.unicodeScalars {
             if isEscape(scalar) {
