@@ -19,14 +19,14 @@ package enum TraceFileDiscovery {
     /// `.jsonl` files are taken, and hidden files (such as a writer's temporary files) are skipped.
     package static func find(_ paths: [String]) -> Found {
         var found = Found()
-        let fm = FileManager.default
         for path in paths {
-            var isDirectory: ObjCBool = false
-            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            // The name's bytes, not FileManager's UTF-8: a path that is not UTF-8 is found too.
+            var info = stat()
+            guard FileSystemPath.withBytes(of: path, { stat($0, &info) }) == 0 else {
                 found.warnings.append(.init(path: path, kind: .unreadable("no such file or folder"), eventsKept: 0))
                 continue
             }
-            guard isDirectory.boolValue else {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
                 if let refusal = RegularFile.check(path) {
                     found.warnings.append(.init(path: path, kind: .unreadable(refusal.reason), eventsKept: 0))
                 } else {

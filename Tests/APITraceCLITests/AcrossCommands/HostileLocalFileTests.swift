@@ -93,6 +93,17 @@ struct HostileLocalFileTests {
         }
     }
 
+    @Test("a file whose name is not UTF-8, named on the command line, is read")
+    func nonUTF8Argument() async throws {
+        let folder = try Folder()
+        // Foundation's Process passes arguments as UTF-8 strings; bash passes the raw byte 0xE9.
+        let run = try await runChild("/bin/bash", ["-c", #""$0" cat --no-headers "$1"$'\xe9'"$2""#, try builtProduct("apitrace").path,
+                                                   folder.traces + "/20261122T115500Z-caf", "-0001.jsonl.gz"],
+                                     environment: ["APITRACE_CACHE_DIR": testReportCacheDirectory])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").count == folder.latinEvents.count, "\(run.stdout)\(run.stderr)")
+    }
+
     @Test("a FIFO or a device link named explicitly is refused, not read", arguments: [0, 1, 2])
     func explicitPaths(index: Int) async throws {
         let folder = try Folder()
