@@ -133,6 +133,8 @@ public struct AlertRunner: Sendable {
         let tallies = evidenceLikelyNeeded(store: store, detections: detections, now: now)
         // 1. Under the lock: evaluate, update the incidents, and claim what is to be delivered.
         let due: [Delivery]
+        var claimed: [Delivery]?
+        var notSaved: StateStore.Failure?
         do {
             due = try await store.withLock(timeout: options.lockTimeout) { state in
                 let wall = Self.wallClock()
@@ -158,10 +160,21 @@ public struct AlertRunner: Sendable {
                 }
                 state.pruneMutes(at: now)
                 state.lastRun = options.now.rfc3339
+                claimed = due
                 return due
             }
+        } catch let failure as StateStore.Failure where failure.isNotSaved && claimed != nil {
+            // Evaluated, but the state could not be written (a full disk): page anyway. Staying
+            // silent would leave paging dark while the service fails; a repeat next run carries the
+            // same kind of dedup key, and this run says it could not record what it sent.
+            notSaved = failure
+            due = claimed ?? []
         } catch {
             record(stateFailure: error, outcome: &outcome)
+            return outcome
+        }
+        if let notSaved {
+            await deliverUnrecorded(due, failure: notSaved, outcome: &outcome)
             return outcome
         }
         guard !due.isEmpty else { return outcome }
@@ -179,6 +192,64 @@ public struct AlertRunner: Sendable {
             record(stateFailure: error, outcome: &outcome)
         }
         return outcome
+    }
+
+    /// Delivers what a run claimed when its state could not be written, and says so: nothing is
+    /// kept for a retry, no transition line claims a page that was not sent, and the run exits 3.
+    private func deliverUnrecorded(_ due: [Delivery], failure: StateStore.Failure, outcome: inout Outcome) async {
+        let due = stablyKeyed(due, outcome: &outcome)
+        var pagedRules = Set<String>(), unpagedRules = Set<String>()
+        for delivery in due {
+            let result = await deliver(delivery, outcome: &outcome)
+            let n = delivery.notification
+            let notifier = delivery.notifier
+            switch result {
+            case .delivered(let attempts):
+                if n.action == .trigger { pagedRules.insert(n.rule) }
+                if !delivery.isRefresh || options.verbose {
+                    outcome.lines.append("  -> \(notifier.name) (\(notifier.kind.rawValue)): \(delivery.isRefresh ? "re-sent the firing alert" : "delivered")\(attempts > 1 ? " after \(attempts) attempts" : "")")
+                }
+            case .failed(_, let reason), .rejected(_, let reason):
+                if n.action == .trigger, !delivery.isRefresh { unpagedRules.insert(n.rule) }
+                outcome.problems.append("\(notifier.name): delivery of \(n.action.rawValue) for \(n.rule) failed (\(reason)); not kept for a retry: the state could not be recorded")
+            }
+        }
+        // A trigger no notifier took is not a page: its line says so instead of TRIGGERED.
+        let stamp = options.now.rfc3339
+        for rule in unpagedRules.subtracting(pagedRules) {
+            for word in ["TRIGGERED", "REPEATED"] {
+                let prefix = "\(stamp) \(rule) \(word) "
+                if let i = outcome.lines.firstIndex(where: { $0.hasPrefix(prefix) }) {
+                    outcome.lines[i] = "\(stamp) \(rule) NOT PAGED " + outcome.lines[i].dropFirst(prefix.count)
+                        + " (every delivery failed and the state could not be recorded)"
+                }
+            }
+        }
+        outcome.problems.append("\(failure.description); could not record the state: \(due.isEmpty ? "nothing was due" : "what was due was sent anyway"), and the next run, not knowing of it, evaluates afresh")
+        outcome.status = .stateError
+    }
+
+    /// A run that cannot record its state forgets the incident it opened, and the next run opens
+    /// another: keyed by its start, each would be a new PagerDuty incident every minute. An
+    /// incident opened by such a run is keyed by the start of its rule's repeat interval instead,
+    /// so the repeats of one stretch of full disk carry one dedup key and fold into one incident.
+    private func stablyKeyed(_ due: [Delivery], outcome: inout Outcome) -> [Delivery] {
+        let now = options.now.millisecondsSince1970
+        var due = due
+        for i in due.indices {
+            let n = due[i].notification
+            guard n.action == .trigger, !n.isRepeat, !due[i].isRefresh, n.incidentStarted == options.now.rfc3339,
+                  let rule = rules.rules.first(where: { $0.name == n.rule }) else { continue }
+            let interval = max(60_000, rule.repeatInterval.milliseconds)
+            let start = now - ((now % interval) + interval) % interval
+            let id = Incident(rule: n.rule, started: start).id
+            guard id != n.incidentID else { continue }
+            for j in outcome.lines.indices where outcome.lines[j].contains(" \(n.rule) ") {
+                outcome.lines[j] = outcome.lines[j].replacingOccurrences(of: " \(n.incidentID):", with: " \(id):")
+            }
+            due[i].notification.incidentID = id
+        }
+        return due
     }
 
     private func record(stateFailure error: any Error, outcome: inout Outcome) {

@@ -221,15 +221,19 @@ public final class TraceUploader: Sendable {
             break
         }
         let body: Data
-        do {
-            body = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            // Deleted meanwhile (the writer's budget) or unreadable: nothing to send now.
-            if FileManager.default.fileExists(atPath: path) {
-                configuration.diagnostics("cannot read \(path) for upload: \(error.localizedDescription)")
-                return .retry(retryAfter: nil, reason: "cannot read the file", authentication: false)
-            }
+        // Through the one opener: a FIFO or a link to a device named like a trace file is refused
+        // at once instead of blocking the uploader (or reading without end).
+        switch RegularFile.read(path, limit: Int(Int32.max)) {
+        case .success(let bytes?):
+            body = Data(bytes)
+        case .success(nil):
+            // Deleted meanwhile (the writer's budget): nothing to send now.
             return .done
+        case .failure(let refusal):
+            configuration.diagnostics("cannot read \(refusal) for upload")
+            // Not a file to wait for: the files after it are sent.
+            if refusal.isNotRegularFile { return .skipped }
+            return .retry(retryAfter: nil, reason: "cannot read the file", authentication: false)
         }
         // The writer may have opened this file since the folder was listed.
         if let active = configuration.activeFile(), active == path || Self.isSamePath(path, active) { return .done }

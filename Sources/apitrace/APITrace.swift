@@ -1,3 +1,4 @@
+import APITraceFormat
 import ArgumentParser
 
 /// The `apitrace` command line: reads, summarizes and watches traces written by APITraceCapture.
@@ -9,4 +10,11 @@ struct APITrace: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [Report.self, Alert.self, Mute.self, Unmute.self, Listen.self, Export.self, Rules.self, Collect.self, Cat.self, Generate.self]
     )
+
+    /// Runs with the arguments as the system passed them: a path that is not UTF-8 (`caf\xE9`)
+    /// is kept as its bytes (``FileSystemPath``), not repaired into a name no file has.
+    static func main() async {
+        let arguments = (1..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { FileSystemPath.string(fromCString: $0) } }
+        await main(arguments)
+    }
 }

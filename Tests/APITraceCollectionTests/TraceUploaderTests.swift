@@ -178,6 +178,28 @@ struct TraceUploaderTests {
         Self.expectStoredExactlyOnce(good, in: target)
     }
 
+    @Test("a FIFO and a link to /dev/zero named as the oldest trace files are skipped and named; every real file is sent")
+    func notRegularFilesAreSkipped() async throws {
+        let source = TemporaryDirectory(), target = TemporaryDirectory()
+        let server = try await RunningCollector.start(try Self.collector(target))
+        defer { Task { await server.stop() } }
+        let paths = TraceFiles.writeFinished(3, to: source.path)
+        let sent = Self.contents(paths)
+        // Sorted before the real files, so an uploader that waits on them never reaches the rest.
+        let fifo = source.file("20000101T000000Z-fifo-0001.jsonl.gz"), zero = source.file("20000101T000000Z-zero-0001.jsonl.gz")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: zero, withDestinationPath: "/dev/zero")
+        let log = Recorded<String>()
+        let uploader = Self.uploader(source, server.uploadURL, log: log)
+        uploader.start()
+        try await waitUntil("3 deliveries", seconds: 60) { uploader.statistics.delivered == 3 }
+        await uploader.stop()
+        Self.expectStoredExactlyOnce(sent, in: target)
+        #expect(log.all.contains { $0.contains(fifo) && $0.contains("FIFO") }, "\(log.all)")
+        #expect(log.all.contains { $0.contains(zero) && $0.contains("symbolic link") }, "\(log.all)")
+        #expect(uploader.statistics.rejected == 0)
+    }
+
     @Test("the rejected folder keeps only the newest refused files within its budget")
     func rejectedBudget() async throws {
         let source = TemporaryDirectory(), target = TemporaryDirectory()

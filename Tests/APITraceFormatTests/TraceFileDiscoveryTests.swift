@@ -12,12 +12,14 @@ import Testing
         for file in ["z.jsonl.gz", "b/y.jsonl", "a/deeper/x.jsonl.gz", ".hidden.jsonl.gz", "notes.txt", "b/trace.jsonl.gz.tmp", ".hidden-folder/w.jsonl.gz"] {
             try Data().write(to: URL(fileURLWithPath: dir.file(file)))
         }
-        // A link to a folder is not followed (it could lead back up), a link to a file is listed.
+        // A link to a folder is not followed (it could lead back up); a link to a file is not
+        // followed either (one to /dev/zero would read for ever, one to a private file would be
+        // echoed in warnings): it is named in a warning.
         try fm.createSymbolicLink(atPath: dir.file("loop"), withDestinationPath: dir.path)
         try fm.createSymbolicLink(atPath: dir.file("linked.jsonl.gz"), withDestinationPath: dir.file("z.jsonl.gz"))
         let found = TraceFileDiscovery.find([dir.path + "/"])
-        #expect(found.files == [".hidden-folder/w.jsonl.gz", "a/deeper/x.jsonl.gz", "b/y.jsonl", "linked.jsonl.gz", "z.jsonl.gz"].map { dir.path + "/" + $0 })
-        #expect(found.warnings.isEmpty)
+        #expect(found.files == [".hidden-folder/w.jsonl.gz", "a/deeper/x.jsonl.gz", "b/y.jsonl", "z.jsonl.gz"].map { dir.path + "/" + $0 })
+        #expect(found.warnings.map(\.description) == ["cannot read \(dir.path)/linked.jsonl.gz: is a symbolic link, which apitrace does not follow here; name the file it points to"])
         let missing = TraceFileDiscovery.find([dir.file("nope")])
         #expect(missing.files.isEmpty && missing.warnings.count == 1)
     }

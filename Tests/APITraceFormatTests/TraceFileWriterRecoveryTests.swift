@@ -110,4 +110,31 @@ struct TraceFileWriterRecoveryTests {
         #expect(messages.withLock { $0 }.contains { $0.contains("left by a killed run") && $0.contains("kept \(cut.seqs.count + 1) lines") })
         next.close()
     }
+
+    @Test("a FIFO and a /dev/zero link named as a killed run's files are left alone and named; the writer starts and writes")
+    func leftoversThatAreNotFilesDoNotBlockTheWriter() async throws {
+        let dir = TemporaryDirectory()
+        let fifo = dir.file("20000101T000000Z-fifo-0001.jsonl.gz"), zero = dir.file("20000101T000000Z-zero-0001.jsonl.gz")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: zero, withDestinationPath: "/dev/zero")
+        let messages = Mutex<[String]>([])
+        let writer = TraceFileWriter(configuration: .init(directory: dir.path, producer: "next", diagnostics: { m in messages.withLock { $0.append(m) } }))
+        // The writer's thread finishes leftovers before anything else: if it blocked on the FIFO,
+        // this flush would never return, so it runs on a thread of its own with a deadline.
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            writer.append(TraceEvent(.log(.init(level: "info", message: "after the leftovers"))))
+            writer.flush()
+            done.signal()
+        }
+        let finished = await Task.detached { done.wait(timeout: .now() + 30) == .success }.value
+        try #require(finished, "the writer did not flush within 30 s")
+        writer.close()
+        let logged = messages.withLock { $0 }
+        #expect(logged.contains { $0.contains(fifo) && $0.contains("FIFO") }, "\(logged)")
+        #expect(logged.contains { $0.contains(zero) && $0.contains("symbolic link") }, "\(logged)")
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+        #expect(dir.traceFiles.filter { $0.contains("-next-") }.count == 1)
+    }
 }

@@ -33,7 +33,10 @@ public final class FileCountCache: Sendable {
     /// Opens (reads) the cache at `path`; a missing or unreadable file is an empty cache.
     public init(path: String) {
         self.path = path
-        let entries = FileManager.default.contents(atPath: path).flatMap(Self.decode) ?? [:]
+        // Never blocking on a FIFO or reading through a link planted at its name; a cache that
+        // cannot be read is rebuilt.
+        let bytes = (try? RegularFile.read(path, limit: Self.maximumBytes).get()) ?? nil
+        let entries = bytes.flatMap { Self.decode(Data($0)) } ?? [:]
         state = Locked(State(entries: entries))
     }
 
@@ -99,18 +102,15 @@ public final class FileCountCache: Sendable {
         state.withLock { state in
             guard state.changed || state.used.count != (state.written ?? state.entries.count) else { return }
             let kept = state.entries.filter { state.used.contains($0.key) }
-            let directory = (path as NSString).deletingLastPathComponent
-            let url = URL(fileURLWithPath: (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp")
-            do {
-                try Self.encode(kept).write(to: url)
-                if rename(url.path, path) != 0 { try? FileManager.default.removeItem(at: url) }
-            } catch {
-                try? FileManager.default.removeItem(at: url)
-            }
+            // A cache that cannot be written (a full disk) is only slower next time.
+            try? AtomicFileWriter.write(Self.encode(kept), to: path)
             state.changed = false
             state.written = kept.count
         }
     }
+
+    /// The largest cache file read; a larger one is rebuilt.
+    static let maximumBytes = 256 << 20
 
     private static let magic: UInt32 = 0x4154_4333  // "ATC3"
 

@@ -1,3 +1,4 @@
+import APITraceFormat
 import Foundation
 
 /// A parsed rules file: the rules and the notifiers they page.
@@ -25,14 +26,20 @@ public struct AlertRules: Sendable, Equatable {
 
     /// Reads and validates a rules file.
     public static func load(path: String) throws(AlertConfigError) -> AlertRules {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw AlertConfigError(file: path, line: nil, message: "cannot read the rules file")
+        let data: Data
+        switch RegularFile.read(path, limit: maximumFileBytes) {
+        case .success(let bytes?): data = Data(bytes)
+        case .success(nil): throw AlertConfigError(file: path, line: nil, message: "cannot read the rules file: no such file")
+        case .failure(let refusal): throw AlertConfigError(file: path, line: nil, message: "cannot read the rules file: \(refusal.reason)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw AlertConfigError(file: path, line: nil, message: "the rules file is not UTF-8 text")
         }
         return try parse(text, file: path)
     }
+
+    /// The largest rules file read (a real one is a few kilobytes).
+    public static let maximumFileBytes = 4 << 20
 
     /// Environment variables the notifiers need that are not set (names only, never values).
     public func missingSecrets(in environment: [String: String]) -> [(notifier: String, variable: String)] {

@@ -5,7 +5,9 @@ import APITraceFormat
 /// Stored as JSON in the state file (`--state`), written atomically under a lock by ``StateStore``.
 public struct AlertState: Sendable, Equatable, Codable {
     /// Format version of the state file.
-    public var version = 1
+    public var version = AlertState.currentVersion
+    /// The state format version this apitrace reads and writes; a newer file is refused, not rewritten.
+    public static let currentVersion = 1
     /// Open incidents by rule name.
     public var incidents: [String: Incident] = [:]
     /// Mutes, active and expired-but-not-yet-pruned.

@@ -1,3 +1,4 @@
+import APITraceFormat
 import Foundation
 
 /// The state file with its lock: `state.json` beside `state.json.lock`.
@@ -21,12 +22,23 @@ public struct StateStore: Sendable {
         public var description: String
         /// True when the lock was held by another run for the whole timeout.
         public var isLockTimeout = false
+        /// True when the state was read and evaluated but could not be written (a full disk):
+        /// the file still holds the state from before this run.
+        public var isNotSaved = false
     }
+
+    /// The largest state file read: 200 pending notifications, 50 closed incidents and the mutes
+    /// take well under a megabyte; more is not a state this apitrace wrote.
+    public static let maximumBytes = 16 << 20
 
     /// Runs `body` with the state under the lock and saves what it leaves (unless it throws).
     public func withLock<T>(timeout: Duration = .seconds(50), _ body: (inout AlertState) async throws -> T) async throws -> T {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot open the lock file \(lockPath): \(String(cString: strerror(errno)))") }
+        // Not through a link planted at the lock's name (that would create a file wherever it points).
+        let fd: Int32
+        switch RegularFile.openLock(lockPath) {
+        case .success(let opened): fd = opened
+        case .failure(let refusal): throw Failure(description: "cannot open the lock file \(refusal)")
+        }
         defer { close(fd) }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
@@ -47,42 +59,44 @@ public struct StateStore: Sendable {
     }
 
     /// Reads the state; an absent file is an empty state.
+    ///
+    /// An empty file is damaged, not a fresh state (a fresh state would page again for every open
+    /// incident), and a state written by a newer apitrace is refused, not rewritten as this
+    /// version's: the fields it does not know would be lost. Both leave the file untouched.
     public func read() throws -> AlertState {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if FileManager.default.fileExists(atPath: path) { throw Failure(description: "cannot read the state file \(path)") }
-            return AlertState()
+        let data: [UInt8]
+        switch RegularFile.read(path, limit: Self.maximumBytes) {
+        case .success(nil): return AlertState()
+        case .success(let bytes?): data = bytes
+        case .failure(let refusal): throw Failure(description: "cannot read the state file \(refusal)")
         }
-        if data.isEmpty { return AlertState() }
+        let damaged = "; move it away to start afresh (open incidents will page again)"
+        guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+            throw Failure(description: "the state file \(path) is damaged (it is empty)" + damaged)
+        }
+        if let probe = try? JSONDecoder().decode(VersionProbe.self, from: Data(data)), let version = probe.version,
+           version > AlertState.currentVersion {
+            throw Failure(description: "the state file \(path) was written by a newer apitrace (state version \(version); this one reads version \(AlertState.currentVersion)); left untouched: run the newer apitrace, or move the file away to start afresh")
+        }
         do {
-            return try JSONDecoder().decode(AlertState.self, from: data)
+            return try JSONDecoder().decode(AlertState.self, from: Data(data))
         } catch {
-            throw Failure(description: "the state file \(path) is damaged (\(error)); move it away to start afresh (open incidents will page again)")
+            throw Failure(description: "the state file \(path) is damaged (\(error))" + damaged)
         }
     }
 
-    /// Writes the state atomically: a temporary file in the same folder, flushed, then renamed over the old one.
+    private struct VersionProbe: Decodable { var version: Int? }
+
+    /// Writes the state atomically through ``AtomicFileWriter`` (temporary file created
+    /// exclusively beside it, `fsync`, `rename`): a link planted at either name is never written through.
     public func write(_ state: AlertState) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(state)
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        let ok = data.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                offset += n
-            }
-            return fsync(fd) == 0
-        }
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw Failure(description: "cannot write the state file \(path): \(reason)")
+        do {
+            try AtomicFileWriter.write(data, to: path)
+        } catch {
+            throw Failure(description: "cannot write the state file \(path): \(error.reason)", isNotSaved: true)
         }
     }
 }

@@ -107,6 +107,7 @@ public struct TraceSummarizer: Sendable {
         }
         var summary = TraceSummary(timeSeriesGranularity: granularity)
         for part in packSummaries + [stored] + totals.map(\.read) { summary.merge(part) }
+        if let cache { summary.warnings += cache.skippedPacks }
         // Merge order varies between runs; keep warnings in file order.
         let order = Dictionary(files.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { a, _ in a })
         summary.warnings = summary.warnings.enumerated().sorted {

@@ -76,14 +76,16 @@ enum SummaryPack {
 
         /// Opens and checks a pack; nil when it cannot be read or is not a whole pack of this version.
         init?(path: String) {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return nil }
-            guard let status = FileStatus(path: path), let index = Self.index(fd, size: status.size) else {
+            // Without blocking or following a link: a FIFO or a link to /dev/zero named `*.pack`
+            // is skipped, never read.
+            guard let fd = try? RegularFile.open(path).get() else { return nil }
+            var info = stat()
+            guard fstat(fd, &info) == 0, let index = Self.index(fd, size: Int64(info.st_size)) else {
                 close(fd)
                 return nil
             }
             name = (path as NSString).lastPathComponent
-            size = status.size
+            size = Int64(info.st_size)
             records = index.records
             merged = index.merged
             descriptor = fd
@@ -154,6 +156,8 @@ enum SummaryPack {
         var legacyEntries: [String] = []
         /// Temporary packs left by runs that ended before renaming them (older than an hour).
         var abandoned: [String] = []
+        /// Pack names that are not regular files (a FIFO, a socket, a link): never opened.
+        var refused: [RegularFile.Refusal] = []
     }
 
     static func list(_ directory: String) -> Listing {
@@ -163,10 +167,14 @@ enum SummaryPack {
         for name in names.sorted() {
             let path = directory + "/" + name
             if name.hasSuffix(suffix), !name.hasPrefix(".") {
-                listing.packs.append(path)
+                if let refusal = RegularFile.check(path), !refusal.isMissing {
+                    listing.refused.append(refusal)
+                } else {
+                    listing.packs.append(path)
+                }
             } else if name.hasSuffix(".summary") {
                 listing.legacyEntries.append(path)
-            } else if name.hasPrefix("."), name.hasSuffix(suffix + ".tmp"),
+            } else if name.hasPrefix("."), name.hasSuffix(suffix + ".tmp") || AtomicFileWriter.isTemporary(name, ofTargetsEndingIn: suffix),
                       let status = FileStatus(path: path), status.modifiedNanoseconds < hourAgo {
                 listing.abandoned.append(path)
             }
@@ -179,8 +187,12 @@ enum SummaryPack {
     /// A pack being written: entries are appended from any thread, then ``finish()`` writes the
     /// index and renames it into place.
     final class Writer: Sendable {
-        let temporary: String
         let final: String
+        /// The temporary file, through the one atomic writer: created exclusively without following
+        /// links, `fsync`ed and renamed by ``finish(merged:)``. Entries are `pwrite`n to its
+        /// descriptor from several threads (each at offsets reserved under `state`'s lock); only
+        /// `finish` and `deinit` commit or discard it, once.
+        private nonisolated(unsafe) let file: AtomicFileWriter
         private let descriptor: Int32
         private let state = Locked(State())
 
@@ -193,19 +205,16 @@ enum SummaryPack {
 
         /// Creates the temporary file of a new pack in `directory`; nil when it cannot be written.
         init?(directory: String) {
-            let name = SummaryPack.uniqueName()
-            temporary = directory + "/." + name + SummaryPack.suffix + ".tmp"
-            final = directory + "/" + name + SummaryPack.suffix
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { return nil }
+            final = directory + "/" + SummaryPack.uniqueName() + SummaryPack.suffix
+            guard let file = try? AtomicFileWriter(path: final) else { return nil }
             var header = BinaryWriter(capacity: SummaryPack.headerBytes)
             header.put(SummaryPack.magic); header.put(SummaryPack.version)
-            guard SummaryPack.write(fd, header.bytes, at: 0) else {
-                close(fd)
-                unlink(temporary)
+            guard SummaryPack.write(file.descriptor, header.bytes, at: 0) else {
+                file.discard()
                 return nil
             }
-            descriptor = fd
+            self.file = file
+            descriptor = file.descriptor
         }
 
         deinit {
@@ -213,10 +222,7 @@ enum SummaryPack {
                 defer { state.closed = true }
                 return !state.closed
             }
-            if open {
-                close(descriptor)
-                unlink(temporary)
-            }
+            if open { file.discard() }
         }
 
         /// Bytes of entries appended so far.
@@ -251,9 +257,8 @@ enum SummaryPack {
                 defer { state.closed = true }
                 return state.closed ? (0, [], true) : (state.end, state.records.sorted { $0.offset < $1.offset }, state.failed)
             }
-            defer { close(descriptor) }
             guard !failed, !records.isEmpty else {
-                unlink(temporary)
+                file.discard()
                 return nil
             }
             var indexOffset = end
@@ -274,10 +279,11 @@ enum SummaryPack {
             footer.put(UInt64(indexOffset)); footer.put(UInt64(records.count)); footer.put(sum)
             footer.put(SummaryPack.magic); footer.put(SummaryPack.version)
             let index = Array(w.bytes.dropLast(16)) + footer.bytes
-            guard SummaryPack.write(descriptor, index, at: indexOffset), rename(temporary, final) == 0 else {
-                unlink(temporary)
+            guard SummaryPack.write(descriptor, index, at: indexOffset) else {
+                file.discard()
                 return nil
             }
+            do { try file.commit() } catch { return nil }
             return records.count
         }
     }

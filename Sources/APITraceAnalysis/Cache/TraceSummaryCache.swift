@@ -65,7 +65,13 @@ public final class TraceSummaryCache: Sendable {
     struct Index {
         var packs: [SummaryPack.Opened] = []
         var entries: [UInt64: [(pack: Int, record: Int)]] = [:]
+        /// Pack names that are not regular files (a FIFO, a socket, a link), skipped unread.
+        var skipped: [TraceReadWarning] = []
     }
+
+    /// Warnings naming the pack names of the cache folder that are not regular files and were
+    /// skipped unread (a FIFO or a link to `/dev/zero` named `*.pack` would otherwise hang a report).
+    package var skippedPacks: [TraceReadWarning] { state.withLock { $0.index?.skipped ?? [] } }
 
     /// Most packs kept before they are merged into one (each run that read new files adds one).
     static let maximumPacks = 16
@@ -116,7 +122,11 @@ public final class TraceSummaryCache: Sendable {
     func loadIndex() {
         guard state.withLock({ $0.index == nil }) else { return }
         var index = Index()
-        for path in SummaryPack.list(directory).packs {
+        let listing = SummaryPack.list(directory)
+        index.skipped = listing.refused.map {
+            TraceReadWarning(path: $0.path, kind: .unreadable("report cache pack \($0.reason)"), eventsKept: 0)
+        }
+        for path in listing.packs {
             guard let pack = SummaryPack.Opened(path: path) else { continue }
             let number = index.packs.count
             index.packs.append(pack)

@@ -113,9 +113,11 @@ public struct CumulativeExport: Sendable, Codable {
     /// - Throws: ``CumulativeExportError`` when the file cannot be read, is not a state file, or
     ///   was made for another selection.
     public static func load(path: String, selection: String) throws(CumulativeExportError) -> CumulativeExport {
-        guard FileManager.default.fileExists(atPath: path) else { return CumulativeExport(selection: selection) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CumulativeExportError(path: path, message: "cannot read the export state")
+        let data: Data
+        switch RegularFile.read(path, limit: maximumBytes) {
+        case .success(nil): return CumulativeExport(selection: selection)
+        case .success(let bytes?): data = Data(bytes)
+        case .failure(let refusal): throw CumulativeExportError(path: path, message: "cannot read the export state: \(refusal.reason)")
         }
         let state: CumulativeExport
         do { state = try JSONDecoder().decode(CumulativeExport.self, from: data) } catch {
@@ -135,11 +137,16 @@ public struct CumulativeExport: Sendable, Codable {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try AtomicFileWriter.write(encoder.encode(self), to: path)
+        } catch let error as AtomicFileWriter.Failure {
+            throw CumulativeExportError(path: path, message: "cannot write the export state: \(error.reason)")
         } catch {
-            throw CumulativeExportError(path: path, message: "cannot write the export state: \(error.localizedDescription)")
+            throw CumulativeExportError(path: path, message: "cannot write the export state: \(error)")
         }
     }
+
+    /// The largest export state read (one entry per trace file).
+    static let maximumBytes = 256 << 20
 }
 
 /// A state file of ``CumulativeExport`` that cannot be used, naming the file and what to do.

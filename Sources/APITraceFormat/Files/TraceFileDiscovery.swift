@@ -19,23 +19,32 @@ package enum TraceFileDiscovery {
     /// `.jsonl` files are taken, and hidden files (such as a writer's temporary files) are skipped.
     package static func find(_ paths: [String]) -> Found {
         var found = Found()
-        let fm = FileManager.default
         for path in paths {
-            var isDirectory: ObjCBool = false
-            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            // The name's bytes, not FileManager's UTF-8: a path that is not UTF-8 is found too.
+            var info = stat()
+            guard FileSystemPath.withBytes(of: path, { stat($0, &info) }) == 0 else {
                 found.warnings.append(.init(path: path, kind: .unreadable("no such file or folder"), eventsKept: 0))
                 continue
             }
-            guard isDirectory.boolValue else {
-                found.files.append(path)
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                if let refusal = RegularFile.check(path) {
+                    found.warnings.append(.init(path: path, kind: .unreadable(refusal.reason), eventsKept: 0))
+                } else {
+                    found.files.append(path)
+                }
                 continue
             }
             var inFolder: [String] = []
-            guard walk(path.hasSuffix("/") ? String(path.dropLast()) : path, into: &inFolder) else {
+            var skipped: [(String, String)] = []
+            guard walk(path.hasSuffix("/") ? String(path.dropLast()) : path, into: &inFolder, skipped: &skipped) else {
                 found.warnings.append(.init(path: path, kind: .unreadable("cannot list the folder"), eventsKept: 0))
                 continue
             }
-            found.files.append(contentsOf: inFolder.sorted().map { (path.hasSuffix("/") ? path : path + "/") + $0 })
+            let prefix = path.hasSuffix("/") ? path : path + "/"
+            found.files.append(contentsOf: inFolder.sorted().map { prefix + $0 })
+            for (name, reason) in skipped.sorted(by: { $0.0 < $1.0 }) {
+                found.warnings.append(.init(path: prefix + name, kind: .unreadable(reason), eventsKept: 0))
+            }
         }
         return found
     }
@@ -45,11 +54,15 @@ package enum TraceFileDiscovery {
     /// `readdir` rather than `FileManager`'s enumerator: it costs a tenth, and a report of a warm
     /// cache over a week's files spends most of its time finding them. Folders wait on a list, not
     /// the call stack, so a hostile depth of nesting cannot overflow it.
-    private static func walk(_ folder: String, into out: inout [String]) -> Bool {
+    ///
+    /// A trace-named entry that is not a regular file (a FIFO, a socket, a device, a symbolic link:
+    /// one to `/dev/zero` would read for ever) goes to `skipped` with what it is. Names are read
+    /// as bytes (``FileSystemPath``), so a name that is not UTF-8 is found and opened again.
+    private static func walk(_ folder: String, into out: inout [String], skipped: inout [(String, String)]) -> Bool {
         var pending = [(path: folder, relative: "")]
         var first = true
         while let (path, relative) = pending.popLast() {
-            guard let directory = opendir(path) else {
+            guard let directory = FileSystemPath.withBytes(of: path, { opendir($0) }) else {
                 if first { return false }
                 continue
             }
@@ -57,18 +70,26 @@ package enum TraceFileDiscovery {
             defer { closedir(directory) }
             while let entry = readdir(directory) {
                 let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+                    FileSystemPath.string(fromCString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
                 }
                 guard name != ".", name != ".." else { continue }
-                var isFolder = Int32(entry.pointee.d_type) == Int32(DT_DIR)
-                if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
+                var type = Int32(entry.pointee.d_type)
+                if type == Int32(DT_UNKNOWN) {
                     var info = stat()
-                    isFolder = lstat(path + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+                    let status = FileSystemPath.withBytes(of: path + "/" + name) { lstat($0, &info) }
+                    type = status != 0 ? Int32(DT_UNKNOWN) : (info.st_mode & S_IFMT) == S_IFDIR ? Int32(DT_DIR)
+                        : (info.st_mode & S_IFMT) == S_IFREG ? Int32(DT_REG) : Int32(DT_FIFO)
                 }
-                if isFolder {
+                if type == Int32(DT_DIR) {
                     pending.append((path + "/" + name, relative + name + "/"))
                 } else if !name.hasPrefix("."), extensions.contains(where: { name.hasSuffix($0) }) {
-                    out.append(relative + name)
+                    if type == Int32(DT_REG) {
+                        out.append(relative + name)
+                    } else if let refusal = RegularFile.check(path + "/" + name) {
+                        skipped.append((relative + name, refusal.reason))
+                    } else {
+                        out.append(relative + name)
+                    }
                 }
             }
         }

@@ -134,9 +134,11 @@ public struct TraceFileReader: Sendable {
     @discardableResult
     package func forEachRawLine(_ body: (UnsafeRawBufferPointer, Int) -> Bool) -> RawResult {
         var result = RawResult()
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else {
-            result.problem = .init(path: path, kind: .unreadable(String(cString: strerror(errno))), eventsKept: 0)
+        let fd: Int32
+        switch RegularFile.open(path) {
+        case .success(let opened): fd = opened
+        case .failure(let refusal):
+            result.problem = .init(path: path, kind: .unreadable(refusal.reason), eventsKept: 0)
             return result
         }
         defer { close(fd) }
@@ -145,7 +147,7 @@ public struct TraceFileReader: Sendable {
         var inflater: GzipInflater?
         var sawFirstBlock = false
         var stopped = false
-        func feed(_ block: UnsafeRawBufferPointer) {
+        func feed(_ block: UnsafeRawBufferPointer) throws {
             result.bytes += block.count
             if !stopped { stopped = !splitter.split(block) { line, lineStart in
                 result.lines += 1
@@ -159,6 +161,14 @@ public struct TraceFileReader: Sendable {
                 }
                 return body(line, result.lines)
             } }
+            // A first line past the limit is no header: refused at once, not read to its end
+            // (2 GiB of NULs, or a gzip bomb of them, would take minutes before the next newline).
+            if !stopped, result.lines == 0, splitter.isSkippingLongLine {
+                stopped = true
+                result.problem = .init(path: path, kind: .notATraceFile("its first line is longer than \(maximumLineLength) bytes"), eventsKept: 0)
+            }
+            // Thrown out of the inflater so that it stops decompressing what nobody will read.
+            if stopped { throw StopReading() }
         }
         while !stopped {
             var n = input.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -194,7 +204,7 @@ public struct TraceFileReader: Sendable {
                     return result
                 }
             } else {
-                input.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                try? input.withUnsafeBytes { try feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             }
         }
         if stopped { return result }
@@ -211,6 +221,9 @@ public struct TraceFileReader: Sendable {
     }
 }
 
+/// Ends a read early: thrown by the sink so the inflater stops too.
+private struct StopReading: Error {}
+
 /// Splits a stream of bytes into lines, carrying a partial line from one block to the next, and
 /// never more than `limit` bytes of one: a longer line is handed out as `nil` and skipped.
 struct LineSplitter {
@@ -225,6 +238,9 @@ struct LineSplitter {
     init(limit: Int = .max) { self.limit = limit }
 
     var hasPartialLine: Bool { !carry.isEmpty && !skipping }
+
+    /// True while the current line has passed the limit and its rest is being skipped.
+    var isSkippingLongLine: Bool { skipping }
 
     /// Calls `body` for each complete line (`nil` for one past the limit) with the decompressed byte
     /// offset where it starts; returns false as soon as `body` does.

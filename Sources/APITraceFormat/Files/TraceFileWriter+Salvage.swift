@@ -99,16 +99,22 @@ extension TraceFileWriter {
     /// finishes the file once and no cut copy is ever sent beside the finished one.
     package static func finishLeftover(path: String, compressionLevel: Int32 = 5) -> Leftover {
         var info = stat()
-        guard stat(path, &info) == 0 else { return .failed("cannot read \(path): \(String(cString: strerror(errno)))") }
-        if info.st_mode & 0o222 == 0 { return .finished }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failed("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard FileSystemPath.withBytes(of: path, { lstat($0, &info) }) == 0 else {
+            return .failed("cannot read \(FileSystemPath.display(path)): \(String(cString: strerror(errno)))")
+        }
+        if (info.st_mode & S_IFMT) == S_IFREG, info.st_mode & 0o222 == 0 { return .finished }
+        // Not blocking on a FIFO, not following a link: anything but a regular file is left alone.
+        let fd: Int32
+        switch RegularFile.open(path) {
+        case .success(let opened): fd = opened
+        case .failure(let refusal): return .failed("cannot finish \(refusal)")
+        }
         defer { Foundation.close(fd) }
         // The live writer holds an exclusive lock on its file for as long as it writes it.
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return .locked }
         defer { flock(fd, LOCK_UN) }
         // Finished meanwhile by someone who held the lock before us.
-        guard fstat(fd, &info) == 0, info.st_mode & 0o222 != 0, stat(path, &info) == 0, info.st_mode & 0o222 != 0 else {
+        guard fstat(fd, &info) == 0, info.st_mode & 0o222 != 0, FileSystemPath.withBytes(of: path, { stat($0, &info) }) == 0, info.st_mode & 0o222 != 0 else {
             return .finished
         }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
@@ -129,36 +135,23 @@ extension TraceFileWriter {
             return .failed("\(path) cannot be read: \(error)")
         }
         guard let finished = salvage.finished else {
-            chmod(path, 0o400)
+            fchmod(fd, 0o400)
             return .complete
         }
         if salvage.keptLines == 0 {
-            unlink(path)
+            _ = FileSystemPath.withBytes(of: path) { unlink($0) }
             return .deleted
         }
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[..<$0]) } ?? "."
-        let temporary = folder + "/" + salvagePrefix + UUID().uuidString
-        let out = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o400)
-        guard out >= 0 else { return .failed("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var written = 0
-        while written < finished.count {
-            let n = finished.withUnsafeBytes { write(out, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            written += n
-        }
-        let synced = written == finished.count && fsync(out) == 0
-        Foundation.close(out)
-        guard synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            return .failed("cannot finish \(path): \(reason)")
+        do {
+            try AtomicFileWriter.write(finished, to: path, permissions: 0o400)
+        } catch {
+            return .failed("cannot finish \(FileSystemPath.display(path)): \(error.reason)")
         }
         return .salvaged(salvage)
     }
 
-    /// Prefix of the temporary files ``finishLeftover(path:compressionLevel:)`` writes.
+    /// Prefix of the temporary files older versions of ``finishLeftover(path:compressionLevel:)``
+    /// wrote (it now writes through ``AtomicFileWriter``), still cleaned up.
     package static let salvagePrefix = ".salvage-"
 }
 

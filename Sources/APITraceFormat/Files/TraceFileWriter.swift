@@ -394,7 +394,7 @@ public final class TraceFileWriter: @unchecked Sendable {
             }
         }
         // Temporary files of a finishing interrupted by another kill.
-        for name in names where name.hasPrefix(Self.salvagePrefix) {
+        for name in names where name.hasPrefix(Self.salvagePrefix) || AtomicFileWriter.isTemporary(name, ofTargetsEndingIn: ".jsonl.gz") {
             if let status = FileStatus(path: prefix + name), status.modifiedSeconds < Date().timeIntervalSince1970 - 600 {
                 unlink(prefix + name)
             }

@@ -44,6 +44,8 @@ public struct TraceReadWarning: Error, Sendable, Equatable, CustomStringConverti
     public var description: String { TextEscaping.terminal(rawDescription) }
 
     private var rawDescription: String {
+        // A name that is not UTF-8 shows its raw bytes as `\xE9`.
+        let path = FileSystemPath.display(self.path)
         let kept = "kept \(eventsKept) event\(eventsKept == 1 ? "" : "s")"
         switch kind {
         case .unreadable(let reason):

@@ -32,7 +32,7 @@ package struct FileStatus: Sendable, Equatable {
     /// The status of `path`, or nil when it cannot be read.
     package init?(path: String) {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard FileSystemPath.withBytes(of: path, { stat($0, &info) }) == 0 else { return nil }
         #if canImport(Darwin)
         let time = info.st_mtimespec
         #else

@@ -85,8 +85,8 @@ extension APITrace {
             }
             let data = format == .prometheus ? Data(cumulative.metrics.text().utf8) : har.archive()
             if let output {
-                do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                    FileHandle.standardError.write(Data("apitrace: cannot write \(output): \(error.localizedDescription)\n".utf8))
+                do { try AtomicFileWriter.write(data, to: output, permissions: 0o666) } catch {
+                    FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
                     throw ExitCode(1)
                 }
             } else {

@@ -121,8 +121,8 @@ extension APITrace {
             let colors = format == .text && toTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             let text = report.render(format, colors: colors)
             if let output {
-                do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch {
-                    FileHandle.standardError.write(Data("apitrace: cannot write \(output): \(error.localizedDescription)\n".utf8))
+                do { try AtomicFileWriter.write(text.utf8, to: output, permissions: 0o666) } catch {
+                    FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
                     throw ExitCode(1)
                 }
             } else {

@@ -1,4 +1,5 @@
 import APITraceAlerting
+import APITraceFormat
 import ArgumentParser
 import Foundation
 
@@ -41,8 +42,8 @@ extension APITrace {
             for note in translation.notes { FileHandle.standardError.write(Data("apitrace: note: \(note)\n".utf8)) }
             let data = Data(translation.yaml.utf8)
             if let output {
-                do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                    FileHandle.standardError.write(Data("apitrace: cannot write \(output): \(error.localizedDescription)\n".utf8))
+                do { try AtomicFileWriter.write(data, to: output, permissions: 0o666) } catch {
+                    FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
                     throw ExitCode(1)
                 }
             } else {
