@@ -174,7 +174,7 @@ public struct AlertRunner: Sendable {
             return outcome
         }
         if let notSaved {
-            await deliverUnrecorded(due, failure: notSaved, outcome: &outcome)
+            await deliverUnrecorded(due, failure: notSaved, until: deliveryDeadline(runStarted: runStarted), outcome: &outcome)
             return outcome
         }
         guard !due.isEmpty else { return outcome }
@@ -196,11 +196,13 @@ public struct AlertRunner: Sendable {
 
     /// Delivers what a run claimed when its state could not be written, and says so: nothing is
     /// kept for a retry, no transition line claims a page that was not sent, and the run exits 3.
-    private func deliverUnrecorded(_ due: [Delivery], failure: StateStore.Failure, outcome: inout Outcome) async {
+    private func deliverUnrecorded(
+        _ due: [Delivery], failure: StateStore.Failure, until deadline: ContinuousClock.Instant, outcome: inout Outcome
+    ) async {
         let due = stablyKeyed(due, outcome: &outcome)
         var pagedRules = Set<String>(), unpagedRules = Set<String>()
-        for delivery in due {
-            let result = await deliver(delivery, outcome: &outcome)
+        // The same concurrent delivery under the run's budget as when the state is written.
+        for (delivery, result) in await deliverAll(due, until: deadline, outcome: &outcome) {
             let n = delivery.notification
             let notifier = delivery.notifier
             switch result {
