@@ -214,7 +214,7 @@ struct CollectorLimitsTests {
         let drippers = (0..<4).map { _ in
             Task { try await Self.offPool { try Self.drip(port: server.port, announcing: 64 << 20, every: 10, for: 60) } }
         }
-        try await waitUntil("the four drippers to be admitted", seconds: 20) { server.collector.metrics.snapshot.peakUploadsInFlight >= 4 }
+        try await waitUntil("the four drippers to be admitted", seconds: 60) { server.collector.metrics.snapshot.peakUploadsInFlight >= 4 }
         let body = TraceFiles.make(producer: "honest", events: TraceFiles.requests(500, seed: 9))
         let honest = try await HTTPClient.upload(server.uploadURL, body)
         #expect(honest.status == 201, "an honest upload was refused while four drippers held the collector: \(honest.status) \(honest.text)")
@@ -246,7 +246,7 @@ struct CollectorLimitsTests {
                 return connection
             }
         }
-        try await waitUntil("the sixteen to be admitted", seconds: 20) { server.collector.metrics.snapshot.peakUploadsInFlight >= 16 }
+        try await waitUntil("the sixteen to be admitted", seconds: 60) { server.collector.metrics.snapshot.peakUploadsInFlight >= 16 }
         let body = TraceFiles.make(producer: "honest", events: TraceFiles.requests(500, seed: 10))
         let honest = try await HTTPClient.upload(server.uploadURL, body)
         #expect(honest.status == 201, "\(honest.status) \(honest.text)")
@@ -300,7 +300,7 @@ struct CollectorLimitsTests {
                 }
             }
         }
-        try await waitUntil("the four dribblers to hold every slot", seconds: 20) { server.collector.metrics.openMetricsText.contains("apitrace_collector_uploads_in_flight 4\n") }
+        try await waitUntil("the four dribblers to hold every slot", seconds: 60) { server.collector.metrics.openMetricsText.contains("apitrace_collector_uploads_in_flight 4\n") }
         // Judged after a second of reading.
         try await Task.sleep(for: .milliseconds(1500))
         let body = TraceFiles.make(producer: "honest", events: TraceFiles.requests(500, seed: 12))

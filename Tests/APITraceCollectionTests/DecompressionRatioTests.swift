@@ -72,8 +72,9 @@ print(json.dumps(sizes))
             let inflatedBeforeRefusal: Int = answer.text.firstMatch(of: /\((\d+) bytes out of its compressed bytes/).flatMap { Int($0.1) } ?? .max
             let workBound: Int = (1 << 20) + 200 * (64 << 10) + (256 << 10)
             #expect(inflatedBeforeRefusal <= workBound, "\(name): \(answer.text)")
-            // A budget, not a speed target: on main these took 8 s and more (the whole 0.9 GiB inflated).
-            #expect(seconds < 6, "\(name) took \(seconds) s to refuse")
+            // A budget, not a speed target: on main these took 8 s and more on a quiet machine (the whole
+            // 0.9 GiB inflated), 240 s on a loaded one; the work bound above is the sharp check.
+            #expect(seconds < 30, "\(name) took \(seconds) s to refuse")
         }
         #expect(server.collector.metrics.snapshot.rejected == [.decompressedTooLarge: 3])
         #expect(TraceFiles.allFiles(under: store.path).isEmpty)

@@ -155,7 +155,7 @@ import Testing
                   oncall: {type: pagerduty, routing_key_env: PD_ROUTING_KEY, url: "\(receiver.url("/v2/enqueue"))", max_attempts: 1}
                   hook: {type: webhook, webhook_url_env: HOOK_URL, max_attempts: 1}
                   basic: {type: webhook, url: "http://admin:\(password)@127.0.0.1:\(receiver.port)/basic", max_attempts: 1}
-                  script: {type: command, command: "printf '\\\\033]0;pwned\\\\007\\\\033[2J' >&2; head -c 50000000 /dev/zero | tr '\\\\0' e >&2; exit 3"}
+                  script: {type: command, timeout: 40s, command: "printf '\\\\033]0;pwned\\\\007\\\\033[2J' >&2; head -c 50000000 /dev/zero | tr '\\\\0' e >&2; exit 3"}
                 """, in: dir)
             let environment = ["SLACK_URL": slackURL, "HOOK_URL": hookURL]
             let secrets = [key, slackToken, "T07ABCD12", "B07EFGH34", hookToken, password, "admin:"]
