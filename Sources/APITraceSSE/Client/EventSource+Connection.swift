@@ -74,7 +74,10 @@ extension EventSource {
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpCookieAcceptPolicy = .never
         let session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: nil)
-        defer { session.invalidateAndCancel() }
+        defer {
+            delegate.finish()
+            session.invalidateAndCancel()
+        }
         let task = session.dataTask(with: request)
         let clock = ContinuousClock()
         // The connection is a request like any other: one `request` event when the head arrives (or not).

@@ -30,6 +30,12 @@ final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendable {
         super.init()
     }
 
+    /// Ends the sequence: whatever URLSession still delivers for the task (a cancelled transfer may
+    /// go on for a while) is dropped instead of piling up unread.
+    func finish() {
+        continuation.finish()
+    }
+
     /// Waits in slices until nothing arrived for `timeout`, then reports it. Cancel the task to stop watching.
     func watchIdle(timeout: Duration) async {
         while !Task.isCancelled {
