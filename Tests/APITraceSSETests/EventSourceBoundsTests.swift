@@ -25,8 +25,9 @@ struct EventSourceBoundsTests {
             // The server says `retry: 1`; the floor (5 ms here) holds and the backoff doubles per violation.
             let policy = ReconnectPolicy(initialDelay: .milliseconds(20), minimumDelay: .milliseconds(5),
                                          maximumDelay: .seconds(1), random: top)
-            // The server gives up after 256 MB per connection: a client without limits fails here, it does not hang.
-            let source = makeSource(base, path + "?cap=256", sink: sink, policy: policy) {
+            // The server gives up after 64 MB per connection (64 times the limits): a client without
+            // limits reads to the end and fails here, it does not hang.
+            let source = makeSource(base, path + "?cap=64", sink: sink, policy: policy) {
                 $0.limits = ServerSentEventParser.Limits(maximumLineBytes: 256 << 10, maximumEventBytes: 1 << 20)
             }
             let errors = ErrorRecorder()

@@ -102,6 +102,9 @@ struct EventSourceRedirectTests {
             for _ in 0..<2400 where sink.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
             source.close()
             await source.waitUntilStopped()
+            let atClose = log.requests.count
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(log.requests.count == atClose, "no redirect is followed after close()")
             let closes = sink.sse(.close).filter { $0.reason != "closed_by_client" }
             #expect(closes.count >= 2)
             #expect(closes.allSatisfy { $0.reason == "too_many_redirects" })
@@ -109,6 +112,24 @@ struct EventSourceRedirectTests {
             #expect(sink.sse(.reconnect).count >= 2)
             // The first request and 20 redirects per attempt, never more.
             #expect(log.requests.count <= 21 * sink.sse(.close).count)
+        }
+    }
+
+    @Test("a redirect to a scheme other than http(s) is not followed: the attempt ends and the client reconnects",
+          arguments: ["file:///etc/passwd", "ftp://127.0.0.1/stream"])
+    func otherScheme(_ target: String) async throws {
+        try await TestServer.runSSE { base, log in
+            let sink = InMemoryTraceSink()
+            let source = source(base, redirectPath(to: target), sink)
+            source.start()
+            for _ in 0..<1200 where sink.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
+            source.close()
+            await source.waitUntilStopped()
+            let closes = sink.sse(.close).filter { $0.reason != "closed_by_client" }
+            #expect(closes.count >= 2)
+            #expect(closes.allSatisfy { $0.reason == "redirect_not_http" }, "\(closes.map(\.reason))")
+            #expect(sink.sse(.open).isEmpty)
+            #expect(log.requests.allSatisfy { $0.path == "/redirect" })
         }
     }
 }

@@ -71,7 +71,24 @@ extension TestServer {
     /// Runs the SSE routes for the duration of `body`, passing their base URL and what they saw.
     public static func runSSE<T: Sendable>(_ body: @Sendable (URL, SSELog) async throws -> T) async throws -> T {
         let log = SSELog()
-        return try await serve({ addSSERoutes(to: $0, log: log) }) { base in try await body(base, log) }
+        return try await serve({ addSSERoutes(to: $0, log: log) }) { base in
+            let result = try await body(base, log)
+            // A client closed mid-request (a redirect, a flood) leaves a response in flight; stopping the
+            // server under it trips NIO's "Deinited NIOAsyncWriter without calling finish()". Let the
+            // last connections wind down first: until no request came for 300 ms, 2 s at most. (A
+            // connection the kernel accepted but the shared event loop had not yet seen can still
+            // arrive later; this makes that rare, it cannot rule it out.)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(2)
+            var seen = log.requests.count
+            while clock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(300))
+                let now = log.requests.count
+                if now == seen { break }
+                seen = now
+            }
+            return result
+        }
     }
 
     static func eventStream(_ write: @escaping @Sendable (inout any ResponseBodyWriter) async throws -> Void) -> Response {
