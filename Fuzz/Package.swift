@@ -43,6 +43,11 @@ let package = Package(
             path: "Sources/SSEParser"
         ),
         .executableTarget(
+            name: "fuzz-sse-connection",
+            dependencies: [.product(name: "APITraceSSE", package: "apitrace")],
+            path: "Sources/SSEConnection"
+        ),
+        .executableTarget(
             name: "fuzz-alert-rules",
             dependencies: [.product(name: "APITraceAlerting", package: "apitrace")],
             path: "Sources/AlertRules"

@@ -5,7 +5,7 @@
 #   Scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
 #   SECONDS_PER_TARGET  how long each target runs (default 60); 0 only builds and replays
-#   TARGET              trace-line, line-decoder, file-reader, timestamp, sse-parser, alert-rules (default: all)
+#   TARGET              trace-line, line-decoder, file-reader, timestamp, sse-parser, sse-connection, alert-rules (default: all)
 #
 # Environment:
 #   FUZZ_CONFIG   release (default) or debug
@@ -22,7 +22,7 @@ root=$(pwd)
 
 seconds=${1:-60}
 shift || true
-all_targets=(trace-line line-decoder file-reader timestamp sse-parser alert-rules)
+all_targets=(trace-line line-decoder file-reader timestamp sse-parser sse-connection alert-rules)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 config=${FUZZ_CONFIG:-release}
 nice_level=${FUZZ_NICE:-19}
@@ -35,6 +35,7 @@ export SWIFT_BACKTRACE=enable=no
 dictionary() {
   case "$1" in
     file-reader|line-decoder) echo "Fuzz/Dictionaries/trace-line.dict" ;;
+    sse-parser|sse-connection) echo "Fuzz/Dictionaries/sse-parser.dict" ;;
     *) [ -f "Fuzz/Dictionaries/$1.dict" ] && echo "Fuzz/Dictionaries/$1.dict" ;;
   esac
 }
@@ -71,7 +72,7 @@ echo "== built in $(( $(date +%s) - build_start )) s"
 # Seeds: small pieces of the sample traces, so mutations start from real lines.
 seeds="$scratch/fuzzing/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{trace-line,line-decoder,file-reader,timestamp,sse-parser,alert-rules}
+mkdir -p "$seeds"/{trace-line,line-decoder,file-reader,timestamp,sse-parser,sse-connection,alert-rules}
 sample="$seeds/sample.jsonl"
 # The first lines of a few files: the sample day holds thousands, a seed per line would drown the fuzzer.
 for f in $(ls Samples/Traces/*.jsonl.gz | head -n 6); do gzip -dc "$f" | head -n 80; done > "$sample"
@@ -100,6 +101,8 @@ grep -o '"\(ts\|started\)":"[^"]*"' "$sample" | sed 's/^"[a-z]*":"//; s/"$//' | 
 for t in "${all_targets[@]}"; do
   if [ -d "Fuzz/Seeds/$t" ]; then cp Fuzz/Seeds/"$t"/* "$seeds/$t/"; fi
 done
+# The connection target reads two header bytes (chunk size, limits) before the body.
+for f in Fuzz/Seeds/sse-parser/*; do { printf '\007\052'; cat "$f"; } > "$seeds/sse-connection/$(basename "$f")"; done
 
 status=0
 for t in "${targets[@]}"; do

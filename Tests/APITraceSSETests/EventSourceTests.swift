@@ -15,7 +15,8 @@ final class StateRecorder: Sendable {
 
 /// A client on `path` of the test server, tracing into memory, with short delays.
 func makeSource(
-    _ base: URL, _ path: String, sink: InMemoryTraceSink, policy: ReconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(400)),
+    _ base: URL, _ path: String, sink: InMemoryTraceSink,
+    policy: ReconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(20), minimumDelay: .milliseconds(5), maximumDelay: .milliseconds(400)),
     configure: (inout EventSource.Configuration) -> Void = { _ in }
 ) -> EventSource {
     var configuration = EventSource.Configuration(
@@ -85,7 +86,7 @@ struct EventSourceTests {
     func backoffWithinBounds() async throws {
         try await TestServer.runSSE { base, log in
             let sink = InMemoryTraceSink()
-            let policy = ReconnectPolicy(initialDelay: .seconds(5), maximumDelay: .milliseconds(100), resetAfter: .seconds(600))
+            let policy = ReconnectPolicy(initialDelay: .seconds(5), minimumDelay: .milliseconds(5), maximumDelay: .milliseconds(100), resetAfter: .seconds(600))
             let source = makeSource(base, "/numbers?total=5&drop=1&mode=error&retry=20", sink: sink, policy: policy)
             _ = try await collect(source)
 
@@ -109,12 +110,12 @@ struct EventSourceTests {
         try await TestServer.runSSE { base, _ in
             let top: @Sendable (ClosedRange<Double>) -> Double = { $0.upperBound }
             let growing = InMemoryTraceSink()
-            let noReset = ReconnectPolicy(maximumDelay: .milliseconds(70), resetAfter: .seconds(600), random: top)
+            let noReset = ReconnectPolicy(minimumDelay: .milliseconds(5), maximumDelay: .milliseconds(70), resetAfter: .seconds(600), random: top)
             _ = try await collect(makeSource(base, "/numbers?total=4&drop=1&retry=10", sink: growing, policy: noReset))
             #expect(growing.sse(.reconnect).map(\.delayMs) == [10, 20, 40, 70])
 
             let resetting = InMemoryTraceSink()
-            let reset = ReconnectPolicy(maximumDelay: .milliseconds(70), resetAfter: .zero, random: top)
+            let reset = ReconnectPolicy(minimumDelay: .milliseconds(5), maximumDelay: .milliseconds(70), resetAfter: .zero, random: top)
             _ = try await collect(makeSource(base, "/numbers?total=4&drop=1&retry=10", sink: resetting, policy: reset))
             #expect(resetting.sse(.reconnect).map(\.delayMs) == [10, 10, 10, 10])
         }
@@ -203,7 +204,7 @@ struct EventSourceTests {
         // A server that ran and stopped leaves a port nobody listens on.
         let base = try await TestServer.runSSE { base, _ in base }
         let sink = InMemoryTraceSink()
-        let policy = ReconnectPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(40), random: { $0.upperBound })
+        let policy = ReconnectPolicy(initialDelay: .milliseconds(5), minimumDelay: .milliseconds(5), maximumDelay: .milliseconds(40), random: { $0.upperBound })
         let source = makeSource(base, "/numbers", sink: sink, policy: policy)
         let states = StateRecorder()
         source.onStateChange(states.record)

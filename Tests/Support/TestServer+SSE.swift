@@ -20,6 +20,18 @@ import NIOCore
 /// - `POST /echo`: one event with the body, the method and the `X-Custom` header, then 204 on reconnect.
 /// - `GET /status/{code}`: that status; `GET /flaky?failures=N`: 500 N times, then `/numbers` behaviour.
 /// - `GET /wrong-type`: 200 `text/plain`.
+///
+/// Hostile routes (the server bounds itself with `cap`, so that a client without limits fails its
+/// test instead of hanging it):
+/// - `GET /hostile/endless-line?cap=MB`: one `data:` line that never ends, in 64 KB writes.
+/// - `GET /hostile/never-dispatch?cap=MB`: 1 KB `data:` lines that never end an event.
+///   Both count the bytes they wrote in ``SSELog/count(_:)`` under their path.
+/// - `GET /hostile/retry-zero`: `retry: 0`, one event, and the end, on every connection.
+/// - `GET /hostile/huge-id?bytes=N`: one event whose `id` is N digits, then the end.
+/// - `GET /redirect?to=URL&status=302`: a redirect to `to` (absolute or relative).
+/// - `GET /redirect-loop`: a 302 to itself, forever.
+/// - `GET /headers-stream`: one event; the request's headers are kept in ``SSELog/Request/headers``;
+///   204 once `Last-Event-ID` is sent.
 extension TestServer {
     /// What the SSE routes saw.
     public final class SSELog: Sendable {
@@ -28,6 +40,8 @@ extension TestServer {
             public var path: String
             public var lastEventID: String?
             public var at: ContinuousClock.Instant
+            /// Header names lowercased, with their values.
+            public var headers: [String: String]
         }
 
         private let seen = Locked<[Request]>([])
@@ -36,7 +50,9 @@ extension TestServer {
 
         func record(_ request: Hummingbird.Request) {
             let id = request.headers[HTTPField.Name("Last-Event-ID")!]
-            seen.withLock { $0.append(Request(path: request.uri.path, lastEventID: id, at: .now)) }
+            var headers: [String: String] = [:]
+            for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
+            seen.withLock { $0.append(Request(path: request.uri.path, lastEventID: id, at: .now, headers: headers)) }
         }
         /// The requests so far, in order.
         public var requests: [Request] { seen.withLock { $0 } }
@@ -44,6 +60,9 @@ extension TestServer {
         /// How many `/endless` streams ended (their client went away).
         public var streamsEnded: Int { endedStreams.withLock { $0 } }
         func next(_ key: String) -> Int { counters.withLock { $0[key, default: 0] += 1; return $0[key]! } }
+        func add(_ key: String, _ n: Int) { counters.withLock { $0[key, default: 0] += n } }
+        /// A counter kept by a route, such as the bytes a hostile route wrote.
+        public func count(_ key: String) -> Int { counters.withLock { $0[key, default: 0] } }
     }
 
     /// A stream broken on purpose.
@@ -52,7 +71,24 @@ extension TestServer {
     /// Runs the SSE routes for the duration of `body`, passing their base URL and what they saw.
     public static func runSSE<T: Sendable>(_ body: @Sendable (URL, SSELog) async throws -> T) async throws -> T {
         let log = SSELog()
-        return try await serve({ addSSERoutes(to: $0, log: log) }) { base in try await body(base, log) }
+        return try await serve({ addSSERoutes(to: $0, log: log) }) { base in
+            let result = try await body(base, log)
+            // A client closed mid-request (a redirect, a flood) leaves a response in flight; stopping the
+            // server under it trips NIO's "Deinited NIOAsyncWriter without calling finish()". Let the
+            // last connections wind down first: until no request came for 300 ms, 2 s at most. (A
+            // connection the kernel accepted but the shared event loop had not yet seen can still
+            // arrive later; this makes that rare, it cannot rule it out.)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(2)
+            var seen = log.requests.count
+            while clock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(300))
+                let now = log.requests.count
+                if now == seen { break }
+                seen = now
+            }
+            return result
+        }
     }
 
     static func eventStream(_ write: @escaping @Sendable (inout any ResponseBodyWriter) async throws -> Void) -> Response {
@@ -119,6 +155,7 @@ extension TestServer {
             let code = context.parameters.get("code", as: Int.self) ?? 500
             return Response(status: .init(code: code), body: ResponseBody(byteBuffer: ByteBuffer(string: "no\n")))
         }
+        addHostileSSERoutes(to: router, log: log)
         router.get("wrong-type") { request, _ in
             log.record(request)
             return Response(status: .ok, headers: [.contentType: "text/plain"], body: ResponseBody(byteBuffer: ByteBuffer(string: "data: x\n\n")))
@@ -153,6 +190,68 @@ extension TestServer {
             default:
                 return
             }
+        }
+    }
+}
+
+extension TestServer {
+    static func addHostileSSERoutes(to router: Router<BasicRequestContext>, log: SSELog) {
+        /// Writes `head`, then `chunk` until the client goes away or `cap` MB went out.
+        @Sendable func flood(_ request: Request, head: String, chunk: String) -> Response {
+            let path = request.uri.path
+            let cap = (request.uri.queryParameters.get("cap", as: Int.self) ?? 512) << 20
+            return Response(status: .ok, headers: [.contentType: "text/event-stream"], body: ResponseBody { writer in
+                defer { log.streamEnded() }
+                try await writer.write(ByteBuffer(string: head))
+                let buffer = ByteBuffer(string: chunk)
+                var written = 0
+                while written < cap, !Task.isCancelled {
+                    try await writer.write(buffer)
+                    written += buffer.readableBytes
+                    log.add(path, buffer.readableBytes)
+                }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("hostile/endless-line") { request, _ in
+            log.record(request)
+            return flood(request, head: "retry: 1\ndata: ", chunk: String(repeating: "x", count: 1 << 16))
+        }
+        router.get("hostile/never-dispatch") { request, _ in
+            log.record(request)
+            let line = "data: " + String(repeating: "y", count: 1018) + "\n"
+            return flood(request, head: "retry: 1\n", chunk: String(repeating: line, count: 64))
+        }
+        router.get("hostile/retry-zero") { request, _ in
+            log.record(request)
+            return eventStream { writer in
+                try await writer.write(ByteBuffer(string: "retry: 0\nid: \(log.next("retry-zero"))\ndata: hi\n\n"))
+            }
+        }
+        router.get("hostile/huge-id") { request, _ in
+            log.record(request)
+            let bytes = request.uri.queryParameters.get("bytes", as: Int.self) ?? 1000
+            return eventStream { writer in
+                var buffer = ByteBuffer(string: "retry: 1\nid: ")
+                buffer.writeRepeatingByte(UInt8(ascii: "7"), count: bytes)
+                buffer.writeString("\ndata: x\n\n")
+                try await writer.write(buffer)
+            }
+        }
+        router.get("redirect") { request, _ in
+            log.record(request)
+            let query = request.uri.queryParameters
+            let status = query.get("status", as: Int.self) ?? 302
+            return Response(status: .init(code: status), headers: [.location: query.get("to") ?? "/"])
+        }
+        router.get("redirect-loop") { request, _ in
+            log.record(request)
+            return Response(status: .found, headers: [.location: "/redirect-loop"])
+        }
+        router.get("headers-stream") { request, _ in
+            log.record(request)
+            if request.headers[HTTPField.Name("Last-Event-ID")!] != nil { return Response(status: .noContent) }
+            return eventStream { writer in try await writer.write(ByteBuffer(string: "id: 1\ndata: ok\n\n")) }
         }
     }
 }

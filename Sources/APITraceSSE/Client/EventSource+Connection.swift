@@ -8,8 +8,9 @@ import FoundationNetworking
 extension EventSource {
     /// How one connection attempt ended.
     enum ConnectionOutcome {
-        /// The connection dropped (end of stream, network error, idle timeout), after being open for
-        /// `openFor` (`nil` when it never opened): reconnect.
+        /// The connection dropped (end of stream, network error, idle timeout, a refused redirect, a
+        /// line or event past the limits), after being open for `openFor` (`nil` when it never opened,
+        /// or broke a limit: such a connection never counts as healthy): reconnect.
         case dropped(openFor: Duration?)
         /// The server answered something other than an event stream.
         case rejected(EventSourceError)
@@ -21,7 +22,7 @@ extension EventSource {
 
     /// Connects, reconnects with backoff, and stops on 204, a failure or cancellation.
     func run() async {
-        var parser = ServerSentEventParser(lastEventID: configuration.lastEventID)
+        var parser = ServerSentEventParser(lastEventID: configuration.lastEventID, limits: configuration.limits)
         let policy = configuration.reconnect
         var attempt = 0
         var retry = 0
@@ -36,6 +37,7 @@ extension EventSource {
             case .rejected(let error) where !configuration.retryOnHTTPError:
                 trace(.init(phase: .fail, route: configuration.route, attempt: attempt, reason: error.code.description,
                             status: error.status))
+                report(error)
                 stop(failure: error)
                 return
             case .rejected:
@@ -61,13 +63,21 @@ extension EventSource {
     func connect(attempt: Int, parser: inout ServerSentEventParser) async -> ConnectionOutcome {
         if Task.isCancelled { return .cancelled }
         let request = makeRequest(lastEventID: parser.lastEventID)
-        let delegate = StreamingDelegate()
+        let delegate = StreamingDelegate(redirectRule: RedirectRule(
+            origin: RedirectRule.Origin(configuration.url), credentialHeaders: configuration.credentialHeaderNames))
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // URLSession's own read timeout must not fire before ours does.
         sessionConfiguration.timeoutIntervalForRequest = max(configuration.idleTimeout.inSeconds * 2, 60)
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // The only cookies sent are the app's own `Cookie` header, which the redirect rule controls; a
+        // cookie store would add cookies behind its back.
+        sessionConfiguration.httpShouldSetCookies = false
+        sessionConfiguration.httpCookieAcceptPolicy = .never
         let session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: nil)
-        defer { session.invalidateAndCancel() }
+        defer {
+            delegate.finish()
+            session.invalidateAndCancel()
+        }
         let task = session.dataTask(with: request)
         let clock = ContinuousClock()
         // The connection is a request like any other: one `request` event when the head arrives (or not).
@@ -86,12 +96,20 @@ extension EventSource {
         var status: Int?
         var reason = "network_error"
         var requestEnded = false
+        var refusedRedirect: String?
+        var violation: EventSourceError?
         defer { parser.finishStream() }
-        for await message in delegate.messages {
+        stream: for await message in delegate.messages {
             switch message {
             case .response(let response):
                 status = response.statusCode
                 traced.finish(status: response.statusCode, bytesIn: nil)
+                if let refusedRedirect, (300..<400).contains(response.statusCode) {
+                    // Apple's URLSession hands over the redirect it was told not to follow.
+                    task.cancel()
+                    reason = refusedRedirect
+                    break stream
+                }
                 if response.statusCode == 204 {
                     task.cancel()
                     trace(.init(phase: .close, route: configuration.route, attempt: attempt, reason: "http_status",
@@ -124,8 +142,22 @@ extension EventSource {
                 }
                 // An `id` in a block without data moves the last event id without an event.
                 if parser.lastEventID != previousID { updateLastEventID(parser.lastEventID) }
+                if let exceeded = parser.limitExceeded {
+                    task.cancel()
+                    violation = EventSourceError(
+                        code: exceeded.kind == .lineTooLong ? .lineTooLong : .eventTooLarge, status: status ?? 200,
+                        contentType: nil, method: configuration.method, url: configuration.redactedURL,
+                        limit: exceeded.limit)
+                    break stream
+                }
+            case .redirectRefused(let why):
+                refusedRedirect = why
             case .complete(let error):
-                reason = error == nil && openedAt != nil ? "end_of_stream" : "network_error"
+                if let error = error as? URLError, error.code == .httpTooManyRedirects {
+                    reason = "too_many_redirects"  // FoundationNetworking's own limit, met before ours
+                } else {
+                    reason = refusedRedirect ?? (error == nil && openedAt != nil ? "end_of_stream" : "network_error")
+                }
                 if status == nil, !requestEnded {
                     traced.fail(error ?? URLError(.badServerResponse))
                     requestEnded = true
@@ -147,6 +179,14 @@ extension EventSource {
             setState(.connecting)  // never "open" on a dead connection, not even until the reconnect
         }
         let openFor = openedAt.map { clock.now - $0 }
+        if let violation, !Task.isCancelled {
+            // The server broke a limit: a failure of its own kind, but one the client recovers from by
+            // reconnecting; such a connection never resets the backoff.
+            trace(.init(phase: .fail, route: configuration.route, attempt: attempt, reason: violation.code.description,
+                        status: status, events: events, durationMs: openFor?.inMilliseconds))
+            report(violation)
+            return .dropped(openFor: nil)
+        }
         trace(.init(phase: .close, route: configuration.route, attempt: attempt, reason: reason, status: status,
                     events: events, durationMs: openFor?.inMilliseconds))
         return reason == "closed_by_client" ? .cancelled : .dropped(openFor: openFor)

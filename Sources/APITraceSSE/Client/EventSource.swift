@@ -31,6 +31,7 @@ public final class EventSource: Sendable {
         var nextSubscriber = 0
         var listeners: [(type: String?, handler: @Sendable (ServerSentEvent) -> Void)] = []
         var stateListeners: [@Sendable (EventSourceState) -> Void] = []
+        var errorListeners: [@Sendable (EventSourceError) -> Void] = []
         var task: Task<Void, Never>?
         var failure: EventSourceError?
     }
@@ -94,6 +95,12 @@ public final class EventSource: Sendable {
     /// Calls `handler` on every state change.
     public func onStateChange(_ handler: @escaping @Sendable (EventSourceState) -> Void) {
         shared.withLock { $0.stateListeners.append(handler) }
+    }
+
+    /// Calls `handler` with every ``EventSourceError``: a connection dropped because the server broke
+    /// ``Configuration/limits`` (the client reconnects), and the failure that stops the client.
+    public func onError(_ handler: @escaping @Sendable (EventSourceError) -> Void) {
+        shared.withLock { $0.errorListeners.append(handler) }
     }
 
     /// Starts connecting; does nothing when already started or stopped.
@@ -172,7 +179,18 @@ public final class EventSource: Sendable {
         for subscriber in subscribers { subscriber.finish(throwing: failure) }
     }
 
+    func report(_ error: EventSourceError) {
+        let listeners = shared.withLock { $0.stopped ? [] : $0.errorListeners }
+        for listener in listeners { listener(error) }
+    }
+
+    /// Records an `sse` event, with what the server chose (the last event id) and the reason cut to
+    /// a few hundred bytes: a trace line stays far within what readers accept.
     func trace(_ sse: TraceEvent.SSE) {
+        var sse = sse
+        sse.lastEventID = sse.lastEventID.map { TraceText.clip($0, maximumBytes: TraceText.maximumIDBytes) }
+        sse.reason = sse.reason.map { TraceText.clip($0, maximumBytes: TraceText.maximumFieldBytes) }
+        sse.route = TraceText.clip(sse.route, maximumBytes: TraceText.maximumFieldBytes)
         (configuration.tracer ?? APITracer.shared).record(TraceEvent(.sse(sse)))
     }
 }

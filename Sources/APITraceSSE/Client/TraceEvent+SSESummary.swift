@@ -9,8 +9,15 @@ extension TraceEvent.SSE {
     /// reconnecting in 1.20 s (attempt 2, Last-Event-ID 42)
     /// the server ended the stream for good (HTTP 204); not reconnecting
     /// gave up: http_status (HTTP 500)
+    /// dropped the connection: event_too_large after 3 events (0.42 s)
     /// ```
+    ///
+    /// The route, reason and last event id are cut to a few hundred bytes, so a server's 50 MB `id`
+    /// cannot flood the terminal on every reconnect.
     public var summary: String {
+        let route = TraceText.clip(route, maximumBytes: TraceText.maximumFieldBytes)
+        let reason = reason.map { TraceText.clip($0, maximumBytes: TraceText.maximumFieldBytes) }
+        let lastEventID = lastEventID.map { TraceText.clip($0, maximumBytes: TraceText.maximumIDBytes) }
         switch phase {
         case .open:
             let time = durationMs.map { ", \(Int($0.rounded())) ms" } ?? ""
@@ -25,6 +32,9 @@ extension TraceEvent.SSE {
         case .reconnect:
             let id = lastEventID.map { ", Last-Event-ID \($0)" } ?? ""
             return "reconnecting in \(Self.seconds(delayMs ?? 0)) (attempt \(attempt ?? 0)\(id))"
+        case .fail where reason == "line_too_long" || reason == "event_too_large":
+            let time = durationMs.map { " (" + Self.seconds($0) + ")" } ?? ""
+            return "dropped the connection: \(reason ?? "") after \(events ?? 0) events\(time)"
         case .fail:
             return "gave up: \(reason ?? "failed")\(status.map { " (HTTP \($0))" } ?? "")"
         default:

@@ -26,11 +26,19 @@ import Darwin
 /// is all ASCII digits; other fields are ignored. An empty line dispatches: the last event id is
 /// committed, and when the data buffer is not empty an event is produced with its trailing LF removed
 /// and the type `message` when none was given.
+///
+/// Memory is bounded by ``Limits``: a line or an event past its limit stops the stream with
+/// ``limitExceeded`` set (events completed before it are delivered), and the parser holds no more
+/// than the limits allow.
 public struct ServerSentEventParser: Sendable {
     /// The last event id committed by a dispatch: what a reconnect sends as `Last-Event-ID`.
     public private(set) var lastEventID: String
     /// The reconnection time in milliseconds from the latest valid `retry` field; `nil` until the server sends one.
     public private(set) var reconnectionTime: Int?
+    /// The bounds on one line and one event.
+    public let limits: Limits
+    /// Set when the current stream broke a limit; the rest of the stream is ignored until ``finishStream()``.
+    public private(set) var limitExceeded: LimitExceeded?
 
     private var lineBuffer: [UInt8] = []
     private var dataBuffer: [UInt8] = []
@@ -48,8 +56,9 @@ public struct ServerSentEventParser: Sendable {
     private static let space: UInt8 = 0x20
 
     /// Creates a parser; `lastEventID` continues a stream read earlier (it is kept until the server sends an `id`).
-    public init(lastEventID: String = "") {
+    public init(lastEventID: String = "", limits: Limits = Limits()) {
         self.lastEventID = lastEventID
+        self.limits = limits
         self.idBuffer = Array(lastEventID.utf8)
         lineBuffer.reserveCapacity(256)
         dataBuffer.reserveCapacity(256)
@@ -58,7 +67,7 @@ public struct ServerSentEventParser: Sendable {
     /// Parses the next chunk of the body, calling `onEvent` for every event it completes, in order.
     public mutating func push(_ chunk: UnsafeRawBufferPointer, onEvent: (ServerSentEvent) throws -> Void) rethrows {
         let count = chunk.count
-        guard count > 0, let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        guard limitExceeded == nil, count > 0, let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         var index = 0
         if !bomResolved {
             while index < count, !bomResolved {
@@ -86,6 +95,10 @@ public struct ServerSentEventParser: Sendable {
             let nextLF = Self.find(Self.lineFeed, base, from: index, to: nextCR)
             let lineEnd = min(nextLF, nextCR)
             if lineEnd == count { break }
+            if lineBuffer.count + (lineEnd - lineStart) > limits.maximumLineBytes {
+                exceed(.lineTooLong)
+                return
+            }
             let byte = base[lineEnd]
             let event: ServerSentEvent?
             if lineBuffer.isEmpty {
@@ -107,9 +120,14 @@ public struct ServerSentEventParser: Sendable {
                 }
             }
             lineStart = index
+            if limitExceeded != nil { return }
             if let event { try onEvent(event) }
         }
         if lineStart < count {
+            if lineBuffer.count + (count - lineStart) > limits.maximumLineBytes {
+                exceed(.lineTooLong)
+                return
+            }
             lineBuffer.append(contentsOf: UnsafeBufferPointer(start: base + lineStart, count: count - lineStart))
         }
     }
@@ -130,9 +148,12 @@ public struct ServerSentEventParser: Sendable {
     /// are discarded. The last event id and reconnection time are kept for the next stream, which may
     /// start with its own byte order mark.
     public mutating func finishStream() {
-        lineBuffer.removeAll(keepingCapacity: true)
-        dataBuffer.removeAll(keepingCapacity: true)
-        eventTypeBuffer.removeAll(keepingCapacity: true)
+        // A stream that broke a limit may have grown the buffers to it: give that memory back.
+        let shrink = limitExceeded != nil
+        lineBuffer.removeAll(keepingCapacity: !shrink)
+        dataBuffer.removeAll(keepingCapacity: !shrink)
+        eventTypeBuffer.removeAll(keepingCapacity: !shrink)
+        limitExceeded = nil
         idBuffer = Array(lastEventID.utf8)
         idChanged = false
         pendingCR = false
@@ -162,6 +183,11 @@ public struct ServerSentEventParser: Sendable {
         let name = UnsafeBufferPointer(rebasing: line[0..<colonIndex])
         switch colonIndex {
         case 4 where name[0] == 0x64 && name[1] == 0x61 && name[2] == 0x74 && name[3] == 0x61:  // data
+            // The event's data is the buffer without its last LF: what it would hold after this line.
+            guard dataBuffer.count + value.count <= limits.maximumEventBytes else {
+                exceed(.eventTooLarge)
+                return nil
+            }
             dataBuffer.append(contentsOf: value)
             dataBuffer.append(Self.lineFeed)
         case 5 where name[0] == 0x65 && name[1] == 0x76 && name[2] == 0x65 && name[3] == 0x6E && name[4] == 0x74:  // event
@@ -179,6 +205,11 @@ public struct ServerSentEventParser: Sendable {
             break
         }
         return nil
+    }
+
+    private mutating func exceed(_ kind: LimitExceeded.Kind) {
+        limitExceeded = LimitExceeded(
+            kind: kind, limit: kind == .lineTooLong ? limits.maximumLineBytes : limits.maximumEventBytes)
     }
 
     private mutating func setReconnectionTime(_ value: UnsafeBufferPointer<UInt8>) {

@@ -13,7 +13,9 @@ extension APITrace {
             discussion: """
                 Prints each event as it arrives (text: an id/event/data block; jsonl: one JSON object per line) \
                 and each connect, drop and reconnect on standard error. Sends Last-Event-ID on every reconnect, \
-                honours the server's retry, backs off with jitter, and treats a silent connection as dropped.
+                honours the server's retry (never under 0.5 s), backs off with jitter, and treats a silent connection \
+                as dropped. A line or event past its limit drops the connection and reconnects. --header values never \
+                follow a redirect to another origin.
                 Exit status: 0 when the server ends the stream for good (HTTP 204) or on Ctrl-C; \
                 1 when the server answers something other than an event stream.
                 """
@@ -36,6 +38,12 @@ extension APITrace {
         @Option(name: .customLong("trace-dir"), help: "Write the sse trace events (gzip JSON Lines) to this folder.")
         var traceDir: String?
 
+        @Option(name: .customLong("max-line-bytes"), help: "Longest line the server may send (default 1 MiB).")
+        var maximumLineBytes: Int = ServerSentEventParser.Limits().maximumLineBytes
+
+        @Option(name: .customLong("max-event-bytes"), help: "Largest event data the server may send (default 4 MiB).")
+        var maximumEventBytes: Int = ServerSentEventParser.Limits().maximumEventBytes
+
         @Option(help: "Output format: text or jsonl.")
         var format: Format = .text
 
@@ -50,6 +58,8 @@ extension APITrace {
                 throw ValidationError("--header needs 'Name: value'; got a header without a colon or without a name.")
             }
             if idleTimeout <= 0 { throw ValidationError("--idle-timeout must be more than 0 seconds.") }
+            if maximumLineBytes < 1 { throw ValidationError("--max-line-bytes must be at least 1.") }
+            if maximumEventBytes < 1 { throw ValidationError("--max-event-bytes must be at least 1.") }
         }
 
         func run() async throws {
@@ -58,8 +68,11 @@ extension APITrace {
             if let writer { sinks.append(writer) }
             APITracer.bootstrap(APITracer(sinks: sinks))
 
+            let headers = headers.compactMap(parseHeader)
+            // Every --header is treated as a credential: none follows a redirect to another origin.
             let configuration = EventSource.Configuration(
-                url: URL(string: url)!, headers: headers.compactMap(parseHeader), lastEventID: lastEventID ?? "",
+                url: URL(string: url)!, headers: headers, secretHeaders: headers.map(\.name), lastEventID: lastEventID ?? "",
+                limits: .init(maximumLineBytes: maximumLineBytes, maximumEventBytes: maximumEventBytes),
                 idleTimeout: .milliseconds(idleTimeout * 1000))
             let source = EventSource(configuration: configuration)
             let signals = Self.stopOnSignals { source.close(); writer?.close() }
