@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "APITraceFormat", targets: ["APITraceFormat"]),
         .library(name: "APITraceCapture", targets: ["APITraceCapture"]),
         .library(name: "APITraceSSE", targets: ["APITraceSSE"]),
+        .library(name: "APITraceWebSocket", targets: ["APITraceWebSocket"]),
         .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
         .library(name: "APITraceDistributedTracing", targets: ["APITraceDistributedTracing"]),
         .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
@@ -39,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+        // The WebSocket client on Linux (and on Apple platforms when the app prefers it); only
+        // APITraceWebSocket links it.
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         // Only the AsyncHTTPClient sample and its test use it; no library links it.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
     ],
@@ -64,6 +68,18 @@ let package = Package(
         .target(
             name: "APITraceSSE",
             dependencies: ["APITraceFormat", "APITraceCapture"]
+        ),
+        .target(
+            name: "APITraceWebSocket",
+            dependencies: [
+                "APITraceFormat",
+                "APITraceCapture",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .target(
             name: "APITraceExport",
@@ -239,6 +255,10 @@ let package = Package(
         .testTarget(
             name: "APITraceSSETests",
             dependencies: ["APITraceTestSupport", "APITraceSSE", "APITraceCapture", "APITraceFormat"]
+        ),
+        .testTarget(
+            name: "APITraceWebSocketTests",
+            dependencies: ["APITraceTestSupport", "APITraceWebSocket", "APITraceCapture", "APITraceFormat"]
         ),
         .testTarget(
             name: "APITraceCaptureTests",
