@@ -63,6 +63,10 @@ private struct Fields {
     var underlying: [String]?
     // sse
     var phase, lastEventID: String?
+    // websocket
+    var code, messagesIn, messagesOut, pings: Int?
+    var closedBy: String?
+    var pingRTTMs, silenceMs: Double?
     // log
     var level, source: String?
     var metadata: [String: String]?
@@ -85,6 +89,7 @@ private struct Fields {
             else if k.equals("path") { path = try str() }
             else if k.equals("file") { file = try str() }
             else if k.equals("line") { line = try int() }
+            else if k.equals("code") { code = try int(0...65_535) }
             else { try s.skipValue() }
         case 5:
             if k.equals("route") { route = try str() }
@@ -92,6 +97,7 @@ private struct Fields {
             else if k.equals("phase") { phase = try str() }
             else if k.equals("level") { level = try str() }
             else if k.equals("count") { count = try int(L.count) }
+            else if k.equals("pings") { pings = try int(L.count) }
             else { try s.skipValue() }
         case 6:
             if k.equals("method") { method = try str() }
@@ -125,17 +131,22 @@ private struct Fields {
         case 9:
             if k.equals("bytes_out") { bytesOut = Int64(try int(L.bytes)) }
             else if k.equals("user_info") { userInfo = try Fields.stringMap(k, &s) }
+            else if k.equals("closed_by") { closedBy = try str() }
             else { try s.skipValue() }
         case 10:
             if k.equals("suppressed") { suppressed = try int(L.count) }
             else if k.equals("underlying") { underlying = try Fields.typed(k, "an array of strings") { try s.readStringArray() } }
             else if k.equals("connect_ms") { connectMs = try dbl(L.milliseconds) }
+            else if k.equals("silence_ms") { silenceMs = try dbl(L.milliseconds) }
             else { try s.skipValue() }
         case 11:
             if k.equals("duration_ms") { durationMs = try dbl(L.milliseconds) }
             else if k.equals("sample_rate") { sampleRate = try dbl(-Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) }
             else if k.equals("app_version") { appVersion = try str() }
+            else if k.equals("messages_in") { messagesIn = try int(L.count) }
+            else if k.equals("ping_rtt_ms") { pingRTTMs = try dbl(L.milliseconds) }
             else { try s.skipValue() }
+        case 12 where k.equals("messages_out"): messagesOut = try int(L.count)
         case 13 where k.equals("last_event_id"): lastEventID = try str()
         case 3 where k.equals("app"): app = try str()
         default: try s.skipValue()
@@ -228,6 +239,12 @@ private struct Fields {
                 phase: .init(rawValue: try required(phase, "phase")), route: route ?? "", attempt: attempt,
                 delayMs: delayMs, lastEventID: lastEventID, reason: reason, status: status, events: events,
                 durationMs: durationMs))
+        case "websocket":
+            payload = .websocket(.init(
+                phase: .init(rawValue: try required(phase, "phase")), route: route ?? "", attempt: attempt, code: code,
+                reason: reason, closedBy: closedBy, status: status, delayMs: delayMs, durationMs: durationMs,
+                messagesIn: messagesIn, messagesOut: messagesOut, bytesIn: bytesIn, bytesOut: bytesOut, pings: pings,
+                pingRTTMs: pingRTTMs, silenceMs: silenceMs))
         case "log":
             payload = .log(.init(
                 level: try required(level, "level"), message: message ?? "", metadata: metadata ?? [:], source: source))
