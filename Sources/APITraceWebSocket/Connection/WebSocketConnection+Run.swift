@@ -12,14 +12,17 @@ extension WebSocketConnection {
         var retry = 0
         var failedInARow = 0
         guard let scheme = configuration.url.scheme?.lowercased(), ["ws", "wss"].contains(scheme), configuration.url.host != nil else {
-            trace(.init(phase: .fail, route: route, attempt: 0, reason: "invalid_url"))
+            trace(.init(phase: .fail, route: route, reason: "invalid_url"))
             return stop(failure: WebSocketError(code: .refused, url: configuration.redactedURL, attempts: 0))
         }
         while true {
             attempt += 1
             if isClosing { return stop(failure: nil) }
             let link = WebSocketLink(
-                number: attempt, buffer: buffer, maximumMessageSize: configuration.maximumMessageSize, notConnected: notConnected)
+                number: attempt, buffer: buffer, maximumMessageSize: configuration.maximumMessageSize, notConnected: notConnected
+            ) { [attempt] handshakeTime in
+                self.trace(.init(phase: .open, route: route, attempt: attempt, durationMs: handshakeTime.inMilliseconds))
+            }
             let end: WebSocketAttemptEnd
             if let headers = await headers(attempt: attempt) {
                 shared.withLock { $0.link = link }

@@ -61,8 +61,14 @@ package final class WebSocketLink: Sendable {
 
     private let notConnected: WebSocketError
 
-    init(number: Int, buffer: WebSocketEventBuffer, maximumMessageSize: Int, notConnected: WebSocketError) {
+    private let onOpen: @Sendable (_ handshakeTime: Duration) -> Void
+
+    init(
+        number: Int, buffer: WebSocketEventBuffer, maximumMessageSize: Int, notConnected: WebSocketError,
+        onOpen: @escaping @Sendable (_ handshakeTime: Duration) -> Void
+    ) {
         self.number = number
+        self.onOpen = onOpen
         self.notConnected = notConnected
         self.buffer = buffer
         self.maximumMessageSize = maximumMessageSize
@@ -75,11 +81,13 @@ package final class WebSocketLink: Sendable {
     /// The handshake succeeded.
     package func opened(_ handshake: WebSocketHandshake) {
         let now = ContinuousClock.now
-        stats.withLock {
+        let started = stats.withLock {
             $0.openedAt = now
             $0.lastFrameAt = now
             $0.handshake = handshake
+            return $0.startedAt
         }
+        onOpen(now - started)
         buffer.pushNow(.connected(handshake))
     }
 
