@@ -30,8 +30,9 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
     echo "note: could not install chromium; the HTML report browser test will fail" >&2
 fi
 
-if python3 -c 'import prometheus_client, duckdb, chdb' 2>/dev/null; then
+# websockets: the real WebSocket server of APITraceWebSocketTests and `apitrace listen ws://` tests.
+if python3 -c 'import prometheus_client, duckdb, chdb, websockets' 2>/dev/null; then
   exit 0
 fi
-python3 -m pip install --quiet --disable-pip-version-check prometheus_client "duckdb>=1.0" "chdb>=2.0"
-python3 -c 'import duckdb, chdb, prometheus_client; print("test tools: duckdb", duckdb.__version__, "chdb", chdb.__version__)'
+python3 -m pip install --quiet --disable-pip-version-check prometheus_client "duckdb>=1.0" "chdb>=2.0" "websockets>=14"
+python3 -c 'import duckdb, chdb, prometheus_client, websockets; print("test tools: duckdb", duckdb.__version__, "chdb", chdb.__version__, "websockets", websockets.__version__)'

@@ -93,6 +93,8 @@ struct WebSocketHostilePeerTests {
         }
         let (_, error) = try await collect(connection)
         #expect((error as? WebSocketError)?.code == .refused)
+        // The server prints each handshake; its output may trail the client's end by a moment.
+        try await waitUntil("two handshakes at the first server", seconds: 10) { server.handshakes.count >= 2 }
         #expect(server.handshakes.map(\.authorization) == ["Bearer secret-token-1", "Bearer secret-token-1"])
         #expect(other.handshakes.isEmpty)
         let lines = sink.events.map(\.jsonLine).joined(separator: "\n")

@@ -69,6 +69,8 @@ struct WebSocketReconnectTests {
         let traced = sink.webSockets(connection.configuration.tracer)
         #expect(traced.map(\.phase) == [.open, .close, .fail])
         #expect(traced[1].code == code)
+        try await waitUntil("the handshake line", seconds: 10) { server.handshakes.count >= 1 }
+        try await Task.sleep(for: .milliseconds(300))  // time for a second one to show, were there one
         #expect(server.handshakes.count == 1)
     }
 
@@ -106,6 +108,7 @@ struct WebSocketReconnectTests {
         let traced = sink.webSockets(connection.configuration.tracer)
         #expect(traced.map(\.phase) == [.close, .reconnect, .close, .reconnect, .close, .fail])
         #expect(traced.filter { $0.phase == .close }.allSatisfy { $0.reason == "refused" && $0.closedBy == "server" && $0.code == 1006 })
+        try await waitUntil("three handshakes", seconds: 10) { server.handshakes.count >= 3 }
         #expect(server.handshakes.filter { $0.path == "/refuse" }.count == 3)
     }
 

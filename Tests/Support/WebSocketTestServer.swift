@@ -1,4 +1,3 @@
-import APITraceTestSupport
 import Foundation
 
 /// A real WebSocket server written by others (the `websockets` package from PyPI), started on
@@ -19,9 +18,9 @@ import Foundation
 ///
 /// Every handshake's path and `Authorization` header are printed as JSON lines on standard output
 /// (`{"path": ..., "authorization": ...}`), after the first line, which is the port.
-final class WebSocketTestServer: Sendable {
-    let process: ChildProcess
-    let port: Int
+public final class WebSocketTestServer: Sendable {
+    public let process: ChildProcess
+    public let port: Int
 
     static let script = #"""
 import asyncio, json, struct, sys, urllib.parse
@@ -131,18 +130,18 @@ async def main():
 asyncio.run(main())
 """#
 
-    init() async throws {
+    public init() async throws {
         process = try ChildProcess("/usr/bin/env", ["python3", "-u", "-c", Self.script])
         let first = try await process.waitForLine("the websockets server's port", seconds: 60) { Int($0) != nil }
         port = Int(first)!
     }
 
-    func url(_ pathAndQuery: String) -> URL {
+    public func url(_ pathAndQuery: String) -> URL {
         URL(string: "ws://127.0.0.1:\(port)\(pathAndQuery)")!
     }
 
     /// The handshakes the server saw: path and Authorization header.
-    var handshakes: [(path: String, authorization: String?)] {
+    public var handshakes: [(path: String, authorization: String?)] {
         process.lines.dropFirst().compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   let path = object["path"] as? String else { return nil }
@@ -150,5 +149,5 @@ asyncio.run(main())
         }
     }
 
-    func stop() { process.stop() }
+    public func stop() { process.stop() }
 }
