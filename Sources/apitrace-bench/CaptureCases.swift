@@ -1,5 +1,7 @@
 import APITraceCapture
 import APITraceDistributedTracing
+import APITraceFormat
+import APITraceWebSocket
 import Foundation
 import Logging
 import Tracing
@@ -54,6 +56,15 @@ struct CaptureCases: Sendable {
         results.append(await measureAsync("traced request, route template") { _ = try? await traced.perform(templated) })
         results.append(await measureAsync("traced request, route normalized from URL") { _ = try? await traced.perform(untemplated) })
         results.append(await measureAsync("traced request, template + traceparent") { _ = try? await withParent.perform(templated) })
+        // What a WebSocket connection's task pays per `websocket` event (here a close with every
+        // field): the record is queued; the tracer's drain thread runs the steps and the sink.
+        let webSocketRoute = String(decoding: Array("/live/{id}".utf8), as: UTF8.self)
+        results.append(measure("websocket close event (queued, built off the caller's thread)", flushing: tracer) {
+            tracer.recordWebSocket(TraceEvent.WebSocket(
+                phase: .close, route: webSocketRoute, attempt: 2, code: 1006, reason: "abnormal", closedBy: "network",
+                durationMs: 61_000, messagesIn: 120, messagesOut: 4, bytesIn: 9_876, bytesOut: 321, pings: 2,
+                pingRTTMs: 12.5, silenceMs: 10_400))
+        })
         // What TracedURLSession adds around a task: the lifecycle from a URLRequest's URL and, where
         // the platform delivers metrics, the join with them (Linux delivers none: no join), no I/O.
         let lifecycleURL = url

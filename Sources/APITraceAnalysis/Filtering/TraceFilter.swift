@@ -112,6 +112,7 @@ public struct TraceFilter: Sendable, Equatable {
             case .decodeFailure(let d): return matches(route: d.route)
             case .error(let e): return matches(route: e.route)
             case .sse(let s): return matches(route: s.route)
+            case .websocket(let w): return matches(route: w.route)
             case .log, .dropped: return false
             }
         }

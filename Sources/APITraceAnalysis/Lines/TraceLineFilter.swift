@@ -57,7 +57,7 @@ package struct TraceLineFilter: Sendable {
 
     /// Event type names of the trace format.
     package static let kinds: [String: TraceRecord.Kind] = [
-        "request": .request, "decode_failure": .decodeFailure, "error": .error, "sse": .sse, "log": .log, "dropped": .dropped,
+        "request": .request, "decode_failure": .decodeFailure, "error": .error, "sse": .sse, "log": .log, "dropped": .dropped, "websocket": .websocket,
     ]
 
     /// True when no condition is set: every valid line is printed.

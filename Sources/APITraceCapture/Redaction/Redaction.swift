@@ -240,6 +240,14 @@ public struct Redaction: Sendable, Equatable {
                 redacted.lastEventID = lastEventID ?? sse.lastEventID
                 return .sse(redacted)
             }
+        case .websocket(let webSocket):
+            // Only the route can carry a secret: reasons are classes the client chose, never the
+            // peer's close text, and no message content is recorded.
+            if let route = redactedIfNeeded(route: webSocket.route) {
+                var redacted = webSocket
+                redacted.route = route
+                return .websocket(redacted)
+            }
         case .dropped:
             break
         }

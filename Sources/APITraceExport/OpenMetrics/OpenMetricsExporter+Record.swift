@@ -22,7 +22,7 @@ extension OpenMetricsExporter {
             addSSE(phase: record.phase?.string ?? "", route: record.route?.string ?? "", reason: record.reason?.string ?? "")
         case .dropped:
             addDropped(count: Int(clamping: record.count ?? 0), reason: record.reason?.string ?? "")
-        case .log:
+        case .log, .websocket:
             break
         }
     }

@@ -123,7 +123,7 @@ public struct OpenMetricsExporter: Sendable, Codable {
             addSSE(phase: s.phase.rawValue, route: s.route, reason: s.reason ?? "")
         case .dropped(let d):
             addDropped(count: d.count, reason: d.reason)
-        case .log:
+        case .log, .websocket:
             break
         }
     }

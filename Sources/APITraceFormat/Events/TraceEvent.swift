@@ -26,6 +26,8 @@ public struct TraceEvent: Sendable, Equatable {
         case error(RecordedError)
         /// `"type":"sse"`: a Server-Sent Events connection opening, closing, reconnecting or failing.
         case sse(SSE)
+        /// `"type":"websocket"`: a WebSocket connection opening, closing, reconnecting or failing.
+        case websocket(WebSocket)
         /// `"type":"log"`: a log line.
         case log(Log)
         /// `"type":"dropped"`: the producer had to drop events; written so that loss is visible in the data.
@@ -52,6 +54,7 @@ extension TraceEvent.Payload {
         case .decodeFailure: "decode_failure"
         case .error: "error"
         case .sse: "sse"
+        case .websocket: "websocket"
         case .log: "log"
         case .dropped: "dropped"
         }

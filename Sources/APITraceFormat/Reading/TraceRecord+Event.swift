@@ -37,6 +37,13 @@ extension TraceRecord {
                 phase: .init(rawValue: phase?.string ?? ""), route: route?.string ?? "", attempt: attempt.map { Int($0) },
                 delayMs: delayMs, lastEventID: lastEventID?.string, reason: reason?.string, status: status,
                 events: events.map { Int(clamping: $0) }, durationMs: durationMs))
+        case .websocket:
+            payload = .websocket(.init(
+                phase: .init(rawValue: phase?.string ?? ""), route: route?.string ?? "", attempt: attempt.map { Int($0) },
+                code: code.map { Int($0) }, reason: reason?.string, closedBy: closedBy?.string, status: status,
+                delayMs: delayMs, durationMs: durationMs, messagesIn: messagesIn.map { Int(clamping: $0) },
+                messagesOut: messagesOut.map { Int(clamping: $0) }, bytesIn: bytesIn, bytesOut: bytesOut,
+                pings: pings.map { Int(clamping: $0) }, pingRTTMs: pingRTTMs, silenceMs: silenceMs))
         case .log:
             payload = .log(.init(
                 level: level?.string ?? "", message: message?.string ?? "", metadata: Self.stringMap(metadataJSON),

@@ -8,7 +8,7 @@
 package struct TraceRecord {
     /// The event type.
     package enum Kind: Sendable, Equatable {
-        case request, decodeFailure, error, sse, log, dropped
+        case request, decodeFailure, error, sse, log, dropped, websocket
     }
 
     package var kind: Kind = .log
@@ -67,6 +67,15 @@ package struct TraceRecord {
     package var delayMs: Double?
     package var events: Int64?
     package var lastEventID: RawText?
+
+    // websocket (phase, route, attempt, reason, status, delay, duration and bytes shared with the above)
+    package var code: Int64?
+    package var closedBy: RawText?
+    package var messagesIn: Int64?
+    package var messagesOut: Int64?
+    package var pings: Int64?
+    package var pingRTTMs: Double?
+    package var silenceMs: Double?
 
     // log
     package var level: RawText?

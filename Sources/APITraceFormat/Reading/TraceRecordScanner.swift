@@ -75,6 +75,7 @@ package struct TraceRecordScanner {
         case 3 where t.equals("sse"): record.kind = .sse
         case 3 where t.equals("log"): record.kind = .log
         case 7 where t.equals("dropped"): record.kind = .dropped
+        case 9 where t.equals("websocket"): record.kind = .websocket
         case 6 where t.equals("header"): return header(started: started)
         default: return .unknownType
         }
@@ -96,7 +97,7 @@ package struct TraceRecordScanner {
             guard record.failureKind != nil else { return .invalid("missing field \"kind\"") }
         case .error:
             guard record.identity != nil else { return .invalid("missing field \"identity\"") }
-        case .sse:
+        case .sse, .websocket:
             guard record.phase != nil else { return .invalid("missing field \"phase\"") }
         case .log:
             guard record.level != nil else { return .invalid("missing field \"level\"") }
@@ -158,6 +159,7 @@ package struct TraceRecordScanner {
             else if k.equals("path") { record.path = try str(&s, k) }
             else if k.equals("file") { record.file = try str(&s, k) }
             else if k.equals("line") { record.line = try Self.int(&s, k, Int64.min...Int64.max) }
+            else if k.equals("code") { record.code = try Self.int(&s, k, 0...65_535) }
             else { try s.skipValue() }
         case 5:
             if k.equals("route") { record.route = try str(&s, k) }
@@ -165,6 +167,7 @@ package struct TraceRecordScanner {
             else if k.equals("phase") { record.phase = try str(&s, k) }
             else if k.equals("level") { record.level = try str(&s, k) }
             else if k.equals("count") { record.count = try Self.int(&s, k, L.count) }
+            else if k.equals("pings") { record.pings = try Self.int(&s, k, L.count) }
             else { try s.skipValue() }
         case 6:
             if k.equals("method") { record.method = try str(&s, k) }
@@ -198,17 +201,23 @@ package struct TraceRecordScanner {
         case 9:
             if k.equals("bytes_out") { record.bytesOut = try Self.int(&s, k, L.bytes) }
             else if k.equals("user_info") { record.userInfoJSON = try Self.object(&s, k) }
+            else if k.equals("closed_by") { record.closedBy = try str(&s, k) }
             else { try s.skipValue() }
         case 10:
             if k.equals("suppressed") { record.suppressed = try Self.int(&s, k, L.count) }
             else if k.equals("connect_ms") { record.connectMs = try Self.dbl(&s, k, L.milliseconds) }
             else if k.equals("underlying") { record.underlyingJSON = try Self.stringArray(&s, k) }
+            else if k.equals("silence_ms") { record.silenceMs = try Self.dbl(&s, k, L.milliseconds) }
             else { try s.skipValue() }
         case 11:
             if k.equals("duration_ms") { record.durationMs = try Self.dbl(&s, k, L.milliseconds) }
             else if k.equals("sample_rate") { record.sampleRate = try Self.dbl(&s, k, -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) }
             else if k.equals("app_version") { record.appVersion = try str(&s, k) }
+            else if k.equals("messages_in") { record.messagesIn = try Self.int(&s, k, L.count) }
+            else if k.equals("ping_rtt_ms") { record.pingRTTMs = try Self.dbl(&s, k, L.milliseconds) }
             else { try s.skipValue() }
+        case 12:
+            if k.equals("messages_out") { record.messagesOut = try Self.int(&s, k, L.count) } else { try s.skipValue() }
         case 13:
             if k.equals("last_event_id") { record.lastEventID = try str(&s, k) } else { try s.skipValue() }
         default:

@@ -26,7 +26,7 @@ extension APITrace {
             case text, jsonl
         }
 
-        @Argument(help: "The stream's URL (http or https).")
+        @Argument(help: "The stream's URL: http or https (Server-Sent Events), ws or wss (WebSocket).")
         var url: String
 
         @Option(name: .customLong("header"), help: ArgumentHelp("A request header, as 'Name: value'. Repeatable.", valueName: "header"))
@@ -47,10 +47,13 @@ extension APITrace {
         @Option(help: "Output format: text or jsonl.")
         var format: Format = .text
 
+        @OptionGroup var webSocket: WebSocketListenOptions
+
         @Option(name: .customLong("idle-timeout"), help: "Seconds of silence after which the connection counts as dropped.")
         var idleTimeout: Double = 300
 
         func validate() throws {
+            if isWebSocket { return try validateWebSocket() }
             guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
                   parsed.host != nil
             else { throw ValidationError("'\(url)' is not an http or https URL.") }
@@ -63,6 +66,7 @@ extension APITrace {
         }
 
         func run() async throws {
+            if isWebSocket { return try await runWebSocket() }
             var sinks: [any TraceSink] = [ConnectionLogSink()]
             let writer = traceDir.map { TraceFileWriter(configuration: .init(directory: $0, app: "apitrace listen")) }
             if let writer { sinks.append(writer) }

@@ -1,0 +1,56 @@
+import APITraceCapture
+import APITraceFormat
+import APITraceTestSupport
+import APITraceWebSocket
+import Foundation
+import Testing
+
+@Suite("WebSocket connection: pings", .serialized, .requires(.python("websockets")))
+struct WebSocketPingTests {
+    @Test("pings answered: round trips reach the app and the trace")
+    func pingsAnswered() async throws {
+        let server = try await WebSocketTestServer()
+        defer { server.stop() }
+        let sink = InMemoryTraceSink()
+        let connection = makeConnection(server.url("/echo"), sink: sink) {
+            $0.pingInterval = .milliseconds(100)
+            $0.pingTimeout = .seconds(5)
+        }
+        let counter = PeakMemory()
+        let (events, error) = try await collect(connection) { event, connection in
+            if case .connected = event { try? await connection.ping() }
+            if case .pong = event { return counter.count() >= 3 }
+            return false
+        }
+        #expect(error == nil)
+        #expect(events.pongs.count >= 3)
+        #expect(events.pongs.allSatisfy { $0 > .zero && $0 < .seconds(5) })
+        let close = try #require(sink.webSockets(connection.configuration.tracer).first { $0.phase == .close })
+        #expect((close.pings ?? 0) >= 3)
+        #expect((close.pingRTTMs ?? 0) > 0)
+        #expect(close.closedBy == "client")
+    }
+
+    @Test("a peer that stops answering pings counts as dropped: 1006, ping_timeout, one reconnect per drop")
+    func silentPeer() async throws {
+        let server = try await WebSocketTestServer()
+        defer { server.stop() }
+        let sink = InMemoryTraceSink()
+        let connection = makeConnection(server.url("/silent"), sink: sink) {
+            $0.pingInterval = .milliseconds(150)
+            $0.pingTimeout = .milliseconds(300)
+            $0.closeTimeout = .milliseconds(300)
+        }
+        let (events, _) = try await collect(connection) { event, _ in
+            if case .reconnecting(let attempt, _) = event { return attempt == 3 }
+            return false
+        }
+        #expect(events.reconnects == [2, 3])
+        let traced = sink.webSockets(connection.configuration.tracer)
+        let timeouts = traced.filter { $0.phase == .close && $0.reason == "ping_timeout" }
+        #expect(timeouts.count == 2)
+        #expect(timeouts.allSatisfy { $0.code == 1006 && $0.closedBy == "client" })
+        #expect(timeouts.allSatisfy { ($0.silenceMs ?? 0) >= 300 })
+        #expect(traced.filter { $0.phase == .reconnect }.count == 2)
+    }
+}
