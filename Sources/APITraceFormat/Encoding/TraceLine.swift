@@ -40,7 +40,8 @@ public enum TraceLine: Sendable, Equatable {
 private struct Fields {
     var type: String?
     var ts: TraceTimestamp?
-    var session, traceID: String?
+    var session, traceID, spanID: String?
+    var port: Int?
     // header
     var format, producer, app, appVersion, host: String?
     var version: Int?
@@ -85,6 +86,7 @@ private struct Fields {
             else if k.equals("path") { path = try str() }
             else if k.equals("file") { file = try str() }
             else if k.equals("line") { line = try int() }
+            else if k.equals("port") { port = try int(1...65535) }
             else { try s.skipValue() }
         case 5:
             if k.equals("route") { route = try str() }
@@ -112,6 +114,7 @@ private struct Fields {
             else if k.equals("version") { version = try int() }
             else if k.equals("started") { started = try time() }
             else if k.equals("ttfb_ms") { ttfbMs = try dbl(L.milliseconds) }
+            else if k.equals("span_id") { spanID = try str() }
             else { try s.skipValue() }
         case 8:
             if k.equals("bytes_in") { bytesIn = Int64(try int(L.bytes)) }
@@ -213,7 +216,7 @@ private struct Fields {
                 bytesOut: bytesOut, error: error, attempt: attempt ?? 1, sampleRate: sampleRate,
                 timing: TraceEvent.Request.Timing(
                     dnsMs: dnsMs, connectMs: connectMs, tlsMs: tlsMs, firstByteMs: ttfbMs,
-                    networkProtocol: networkProtocol, reusedConnection: reused)))
+                    networkProtocol: networkProtocol, reusedConnection: reused), port: port))
         case "decode_failure":
             payload = .decodeFailure(.init(
                 route: route, entity: try required(entity, "entity"),
@@ -236,6 +239,6 @@ private struct Fields {
         default:
             return .unknown(type: type)
         }
-        return .event(TraceEvent(timestamp: try required(ts, "ts"), session: session, traceID: traceID, payload))
+        return .event(TraceEvent(timestamp: try required(ts, "ts"), session: session, traceID: traceID, spanID: spanID, payload))
     }
 }
