@@ -1,3 +1,5 @@
+import Foundation
+
 /// Independent Python for the OTLP tests: a producer of trace files written without apitrace's
 /// code (every field the mapping reads, sampled successes, hostile hosts), and a checker that
 /// applies the mapping of Docs/otlp.md and the stable HTTP conventions on its own to the input and
@@ -5,8 +7,22 @@
 /// the ids, the times, and the metrics' weights computed here from `sample_rate`.
 ///
 /// `python3 -c generate <folder> <seed> <requests>`; `python3 -c check <folder> <received.jsonl>`
-/// prints `OK <spans> <logs>` or the differences, and exits 1 on any.
+/// prints `OK <spans> <logs>` or the differences, and exits 1 on any. `<folder>` may be several,
+/// separated by `:` (files exported earlier and since deleted); a received file may also be
+/// `export --output`'s OTLP JSON lines.
 public enum OTLPExpectations {
+    /// Writes two trace files of `requests` requests plus one event of each other type into `folder`.
+    public static func generate(into folder: String, seed: Int = 7, requests: Int = 300) async throws {
+        let out = try await runOffPool("/usr/bin/env", ["python3", "-c", script, "generate", folder, String(seed), String(requests)])
+        guard out.status == 0 else { throw TimedOut(description: "generator failed: \(String(decoding: out.stderr, as: UTF8.self))") }
+    }
+
+    /// Checks `received` (the receiver's log, or `--output`'s lines) against the events of `folders`: `OK <spans> <logs>` or the problems.
+    public static func check(_ folders: [String], received: String) async throws -> String {
+        let out = try await runOffPool("/usr/bin/env", ["python3", "-c", script, "check", folders.joined(separator: ":"), received])
+        return String(decoding: out.stdout + out.stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     public static let script = #"""
 import gzip, json, math, os, random, sys
 from collections import defaultdict
@@ -60,7 +76,7 @@ def generate(folder, seed, count):
     files[1].append({"type": "log", "ts": iso(t + 4), "level": "warning", "message": "slow", "metadata": {"k": "v"}, "source": "net"})
     files[1].append({"type": "dropped", "ts": iso(t + 5), "count": 7, "reason": "buffer_full"})
     # A hostile host: user information must never reach url.full or server.address.
-    files[1].append({"type": "request", "ts": iso(t + 6), "span_id": "1111111111111111", "trace_id": "22222222222222222222222222222222",
+    files[1].append({"type": "request", "ts": iso(t + 6), "span_id": "%016x" % (0x1111111111111111 + seed), "trace_id": "22222222222222222222222222222222",
                      "method": "GET", "route": "/secret?token=abc", "host": "user:pw@evil.example.com", "status": 200, "duration_ms": 1})
     for n, events in enumerate(files):
         name = "20261122T%06dZ-0a1b2c3d-%04d.jsonl.gz" % (n, n + 1)
@@ -70,9 +86,10 @@ def generate(folder, seed, count):
             f.write(json.dumps(header) + "\n")
             for e in events: f.write(json.dumps(e) + "\n")
 
-def read_events(folder):
+def read_events(folders):
     events = []
-    for name in sorted(os.listdir(folder)):
+    for folder in folders.split(":"):
+      for name in sorted(os.listdir(folder)):
         if not name.endswith(".jsonl.gz") or name.startswith("."): continue
         with gzip.open(os.path.join(folder, name), "rt") as f:
             for line in f:
@@ -109,12 +126,30 @@ def weight(e):
     if r is None or outcome(e) != "success" or not (0.0001 <= r <= 1): return 1.0
     return 1.0 / r
 
+def decode_raw_json(message):
+    # A line of `export --output`: OTLP JSON, read with the official classes (ids hex -> base64 as the Collector does).
+    import base64
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as ts
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2 as ls
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2 as ms
+    ids = {"traceId", "spanId", "parentSpanId"}
+    def conv(node, f):
+        if isinstance(node, dict): return {k: (f(v) if k in ids and isinstance(v, str) else conv(v, f)) for k, v in node.items()}
+        if isinstance(node, list): return [conv(v, f) for v in node]
+        return node
+    kind = ts.ExportTraceServiceRequest if "resourceSpans" in message else ls.ExportLogsServiceRequest if "resourceLogs" in message else ms.ExportMetricsServiceRequest
+    parsed = json_format.ParseDict(conv(message, lambda v: base64.b64encode(bytes.fromhex(v)).decode()), kind())
+    return conv(json_format.MessageToDict(parsed), lambda v: base64.b64decode(v).hex())
+
 def check(folder, received):
     problems = []
     events = read_events(folder)
     spans, logs, metrics = [], [], []
     for line in open(received):
         r = json.loads(line)
+        if "body" not in r:
+            r = {"body": decode_raw_json(r)}
         body = r["body"]
         if "refused" in body: continue
         for rs in body.get("resourceSpans", []):
@@ -179,6 +214,10 @@ def check(folder, received):
     if len(logs) != len(others): problems.append("%d log records for %d other events" % (len(logs), len(others)))
     by_name = defaultdict(list)
     for res, l in logs: by_name[l.get("eventName")].append(l)
+    for kind in ("decode_failure", "error", "sse", "log", "dropped"):
+        want = sum(1 for e in others if e["type"] == kind)
+        if len(by_name.get("apitrace." + kind, [])) != want: problems.append("%d %s records for %d events" % (len(by_name.get("apitrace." + kind, [])), kind, want))
+        by_name["apitrace." + kind] = by_name.get("apitrace." + kind, [])[:1] if kind != "sse" else by_name.get("apitrace.sse", [])[:2]
     df = by_name.get("apitrace.decode_failure", [])
     if len(df) != 1: problems.append("decode failures: %d" % len(df))
     else:

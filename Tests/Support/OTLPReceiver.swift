@@ -48,12 +48,8 @@ public final class OTLPReceiver: @unchecked Sendable {
         }
     }
 
-    public func stop() {
-        if child.isRunning { child.process.terminate() }
-        child.process.waitUntilExit()
-    }
-
-    deinit { if child.isRunning { child.process.terminate() } }
+    /// Asks it to end (SIGTERM) without waiting: for `defer` in async tests.
+    public func stop() { child.stop() }
 
     static let script = #"""
 import base64, gzip, json, sys, threading
