@@ -75,7 +75,9 @@ public final class RequestSpanTracer: Tracing.Tracer {
             operationName, context: parentContext, ofKind: kind, at: instant(), function: function, file: fileID, line: line
         )
         let ids: SpanIDs
-        if let theirs = forwarded.context.spanIDs(through: forwardingTo) {
+        // The forwarded tracer's own ids for its new span: its context also carries our parent span,
+        // whose ids are not this span's (a request event would name the parent's span).
+        if let theirs = forwarded.context.instrumentSpanIDs(forwardingTo) {
             ids = theirs
         } else if let parent = parentContext.spanIDs(through: forwardingTo) {
             ids = parent.child()
