@@ -7,6 +7,8 @@ public struct OTLPBatch: Sendable {
     public private(set) var logs: [(resource: OTLPResource, records: [OTLPLogRecord])] = []
     private var spanIndex: [OTLPResource: Int] = [:]
     private var logIndex: [OTLPResource: Int] = [:]
+    private var lastSpanGroup: Int?
+    private var lastLogGroup: Int?
     /// Spans held.
     public private(set) var spanCount = 0
     /// Log records held.
@@ -22,17 +24,26 @@ public struct OTLPBatch: Sendable {
     public mutating func add(_ item: OTLPMapping.Item, resource: OTLPResource) {
         switch item {
         case .span(let span):
-            if let i = spanIndex[resource] {
+            if let i = lastSpanGroup, spans[i].resource == resource {
+                // Consecutive events mostly share their resource: no hashing.
+                spans[i].spans.append(span)
+            } else if let i = spanIndex[resource] {
+                lastSpanGroup = i
                 spans[i].spans.append(span)
             } else {
+                lastSpanGroup = spans.count
                 spanIndex[resource] = spans.count
                 spans.append((resource, [span]))
             }
             spanCount += 1
         case .log(let record):
-            if let i = logIndex[resource] {
+            if let i = lastLogGroup, logs[i].resource == resource {
+                logs[i].records.append(record)
+            } else if let i = logIndex[resource] {
+                lastLogGroup = i
                 logs[i].records.append(record)
             } else {
+                lastLogGroup = logs.count
                 logIndex[resource] = logs.count
                 logs.append((resource, [record]))
             }

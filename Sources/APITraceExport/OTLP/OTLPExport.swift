@@ -109,6 +109,8 @@ public struct OTLPExport {
             }
             var keep = true
             var header: TraceFileHeader?
+            // Consecutive events mostly share a session: the resource is made once per run of them.
+            var resource = OTLPResource(header: nil, session: nil)
             var index = 0
             let result: TraceFileReader.Result
             do {
@@ -116,13 +118,15 @@ public struct OTLPExport {
                     switch line {
                     case .header(let h):
                         header = h
+                        resource = OTLPResource(header: h, session: nil)
                         keep = reader.keepFile(h)
                         if keep, let app = h.app, !app.isEmpty { serviceNames[app, default: 0] += 1 }
                     case .event(let event):
                         // Positions, as `export --state` counts them: the first `skip` were exported before.
                         defer { index += 1 }
                         guard index >= start.skip, keep, reader.keepEvent(event) else { return }
-                        batch.add(OTLPMapping.map(event), resource: OTLPResource(header: header, session: event.session))
+                        if resource.sessionID != event.session { resource.sessionID = event.session }
+                        batch.add(OTLPMapping.map(event), resource: resource)
                         committedEvents.append((event, header?.appVersion))
                         if batch.count >= batchSize {
                             guard flush(&state, mark: (path, index + 1)) else { throw Stop() }

@@ -33,18 +33,26 @@ enum OTLPIdentifiers {
         return bytes.contains(where: { $0 != 0 }) ? bytes : nil
     }
 
-    /// A 64-bit FNV-1a hash of `parts`, never zero.
-    static func hash(_ parts: [String], seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
-        var h = seed
-        for part in parts {
-            for b in part.utf8 {
+    /// Mixes `value` into the FNV-1a hash `h`, byte by byte.
+    static func mix(_ h: inout UInt64, _ value: UInt64) {
+        var v = value
+        for _ in 0..<8 {
+            h ^= v & 0xff
+            h = h &* 0x0000_0100_0000_01b3
+            v >>= 8
+        }
+    }
+
+    /// Mixes a string's UTF-8 bytes and a separator into `h`.
+    static func mix(_ h: inout UInt64, _ text: String?) {
+        if let text {
+            for b in text.utf8 {
                 h ^= UInt64(b)
                 h = h &* 0x0000_0100_0000_01b3
             }
-            h ^= 0xff
-            h = h &* 0x0000_0100_0000_01b3
         }
-        return h == 0 ? 1 : h
+        h ^= 0xff
+        h = h &* 0x0000_0100_0000_01b3
     }
 
     static func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }

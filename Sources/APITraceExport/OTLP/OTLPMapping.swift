@@ -36,13 +36,30 @@ public enum OTLPMapping {
         let end = nanos(event.timestamp)
         let duration = nanos(milliseconds: r.durationMs)
         let start = end >= duration ? end - duration : 0
-        let fingerprint = [
-            event.traceID ?? "", event.session ?? "", String(event.timestamp.millisecondsSince1970), r.method, r.route,
-            r.host ?? "", String(r.durationMs), String(r.attempt), r.error ?? "", r.status.map(String.init) ?? "",
-        ]
-        let traceID = OTLPIdentifiers.traceID(event.traceID)
-            ?? OTLPIdentifiers.bytes(OTLPIdentifiers.hash(fingerprint, seed: 0x9e37_79b9_7f4a_7c15)) + OTLPIdentifiers.bytes(OTLPIdentifiers.hash(fingerprint))
-        let spanID = OTLPIdentifiers.spanID(event.spanID) ?? OTLPIdentifiers.bytes(OTLPIdentifiers.hash(fingerprint, seed: 0x84222325cbf29ce4))
+        let traceID: [UInt8]
+        let spanID: [UInt8]
+        if let own = OTLPIdentifiers.traceID(event.traceID), let span = OTLPIdentifiers.spanID(event.spanID) {
+            (traceID, spanID) = (own, span)
+        } else {
+            // Derived from what the event holds (no string formatting: numbers go in by their bits).
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325
+            OTLPIdentifiers.mix(&h, event.traceID)
+            OTLPIdentifiers.mix(&h, event.session)
+            OTLPIdentifiers.mix(&h, UInt64(bitPattern: event.timestamp.millisecondsSince1970))
+            OTLPIdentifiers.mix(&h, r.method)
+            OTLPIdentifiers.mix(&h, r.route)
+            OTLPIdentifiers.mix(&h, r.host)
+            OTLPIdentifiers.mix(&h, r.durationMs.bitPattern)
+            OTLPIdentifiers.mix(&h, UInt64(bitPattern: Int64(r.attempt)))
+            OTLPIdentifiers.mix(&h, r.error)
+            OTLPIdentifiers.mix(&h, UInt64(bitPattern: Int64(r.status ?? -1)))
+            var h2 = h
+            OTLPIdentifiers.mix(&h2, 0x9e37_79b9_7f4a_7c15)
+            var h3 = h2
+            OTLPIdentifiers.mix(&h3, 0x84222325cbf29ce4)
+            traceID = OTLPIdentifiers.traceID(event.traceID) ?? OTLPIdentifiers.bytes(h | 1) + OTLPIdentifiers.bytes(h2)
+            spanID = OTLPIdentifiers.spanID(event.spanID) ?? OTLPIdentifiers.bytes(h3 | 1)
+        }
 
         let outcome = r.outcome
         // Routes never hold a query (the writers redact it); a file that does anyway does not leak it here.

@@ -110,6 +110,11 @@ package struct ProtobufWriter {
             bytes.removeLast(tagLength)
             return
         }
+        // Most nested messages (attributes, values) are under 128 bytes: one byte, no array.
+        if length < 0x80 {
+            bytes.insert(UInt8(length), at: start)
+            return
+        }
         var prefix: [UInt8] = []
         var v = UInt64(length)
         while v >= 0x80 {
