@@ -31,7 +31,9 @@ import Tracing
 /// `span_queue_full`) instead of blocking the caller.
 ///
 /// With `forwardingTo`, every span (HTTP or not) also goes to that tracer (swift-otel, for example),
-/// and the trace ids are that tracer's.
+/// and the trace and span ids are that tracer's: a request event's `trace_id` and `span_id` are those
+/// of the forwarded client span, so the OpenTelemetry backend shows apitrace's events and the
+/// service's own spans in one trace (Docs/otlp.md).
 ///
 /// > Note: apitrace's recorder is named `APITracer` so that it never clashes with
 /// > swift-distributed-tracing's `Tracer` in a file importing both.
