@@ -13,6 +13,9 @@ public struct OTLPBatch: Sendable {
     public private(set) var spanCount = 0
     /// Log records held.
     public private(set) var logCount = 0
+    /// About how many bytes the items' texts take (names, bodies, attribute keys and values), to
+    /// bound a request's size whatever the lines hold (a line may be up to 1 MiB).
+    public private(set) var approximateBytes = 0
 
     /// Creates an empty batch.
     public init() {}
@@ -24,6 +27,7 @@ public struct OTLPBatch: Sendable {
     public mutating func add(_ item: OTLPMapping.Item, resource: OTLPResource) {
         switch item {
         case .span(let span):
+            approximateBytes += 64 + span.name.utf8.count + Self.size(span.attributes) + span.events.reduce(0) { $0 + 32 + Self.size($1.attributes) }
             if let i = lastSpanGroup, spans[i].resource == resource {
                 // Consecutive events mostly share their resource: no hashing.
                 spans[i].spans.append(span)
@@ -37,6 +41,7 @@ public struct OTLPBatch: Sendable {
             }
             spanCount += 1
         case .log(let record):
+            approximateBytes += 64 + record.body.utf8.count + Self.size(record.attributes)
             if let i = lastLogGroup, logs[i].resource == resource {
                 logs[i].records.append(record)
             } else if let i = logIndex[resource] {
@@ -48,6 +53,15 @@ public struct OTLPBatch: Sendable {
                 logs.append((resource, [record]))
             }
             logCount += 1
+        }
+    }
+}
+
+extension OTLPBatch {
+    static func size(_ attributes: [OTLPAttribute]) -> Int {
+        attributes.reduce(0) { total, a in
+            if case .string(let s) = a.value { return total + 8 + a.key.utf8.count + s.utf8.count }
+            return total + 16 + a.key.utf8.count
         }
     }
 }

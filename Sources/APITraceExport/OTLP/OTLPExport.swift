@@ -21,6 +21,9 @@ public struct OTLPExport {
     public var encoding: OTLPEndpoint.Encoding
     /// Most spans plus log records per batch.
     public var batchSize: Int
+    /// About the most bytes of text per batch (4 MiB, within every receiver's default limit): a
+    /// batch of long lines is sent before it reaches ``batchSize``.
+    public var batchBytes = 4 << 20
     /// Called after each accepted batch with the state as it now stands (to save it).
     public var commit: (CumulativeExport) -> Void
 
@@ -128,7 +131,7 @@ public struct OTLPExport {
                         if resource.sessionID != event.session { resource.sessionID = event.session }
                         batch.add(OTLPMapping.map(event), resource: resource)
                         committedEvents.append((event, header?.appVersion))
-                        if batch.count >= batchSize {
+                        if batch.count >= batchSize || batch.approximateBytes >= batchBytes {
                             guard flush(&state, mark: (path, index + 1)) else { throw Stop() }
                         }
                     default: break

@@ -138,4 +138,35 @@ struct OTLPExportTests {
         #expect(outcome.failure?.contains("127.0.0.1:\(port)/v1/traces") == true)
         #expect(!FileManager.default.fileExists(atPath: state))
     }
+
+    @Test("long lines make smaller batches: no request carries much more than 4 MiB of text, however few items")
+    func boundedBytes() async throws {
+        let dir = TemporaryDirectory()
+        let traces = dir.file("traces")
+        try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
+        // 24 log lines of about 700 KB each (random letters: gzip cannot hide them), written by Python.
+        let script = """
+            import gzip, json, random, sys
+            rnd = random.Random(9)
+            with gzip.open(sys.argv[1], "wt") as f:
+                f.write(json.dumps({"type": "header", "format": "apitrace", "version": 1, "producer": "p", "started": "2026-11-22T00:00:00.000Z"}) + "\\n")
+                for i in range(24):
+                    message = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(700000))
+                    f.write(json.dumps({"type": "log", "ts": "2026-11-22T00:00:%02d.000Z" % i, "level": "info", "message": message}) + "\\n")
+            """
+        let made = try await runOffPool("/usr/bin/env", ["python3", "-c", script, traces + "/20261122T000000Z-p-0001.jsonl.gz"])
+        #expect(made.status == 0, "\(String(decoding: made.stderr, as: UTF8.self))")
+        let receiver = try await OTLPReceiver.start(in: dir.path)
+        defer { receiver.stop() }
+        let outcome = try await offPool { try export(traces, to: receiver, batchSize: 512) }
+        #expect(outcome.failure == nil && outcome.logs == 24)
+        let logs = receiver.requests.filter { $0.path == "/v1/logs" }
+        let perRequest = logs.map { request -> Int in
+            let groups = request.body["resourceLogs"] as? [[String: Any]] ?? []
+            return groups.flatMap { ($0["scopeLogs"] as? [[String: Any]] ?? []) }.reduce(0) { $0 + (($1["logRecords"] as? [Any])?.count ?? 0) }
+        }
+        #expect(perRequest.reduce(0, +) == 24)
+        #expect(logs.count >= 4)
+        #expect(perRequest.allSatisfy { $0 * 700_000 <= (4 << 20) + 700_000 })
+    }
 }
