@@ -29,7 +29,7 @@ public struct OTLPExport {
 
     /// Creates an export.
     public init(
-        encoding: OTLPEndpoint.Encoding = .protobuf, batchSize: Int = 512,
+        encoding: OTLPEndpoint.Encoding = .protobuf, batchSize: Int = 2048,
         commit: @escaping (CumulativeExport) -> Void = { _ in },
         deliver: @escaping (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
     ) {

@@ -23,6 +23,9 @@ public struct OTLPSender: Sendable {
     public var timeout: Duration = .seconds(15)
     /// Response bytes kept (for the message of a refusal); the rest is not read.
     public var maxResponseBytes = 16 * 1024
+    /// One URLSession for every request of this sender: a session per request cost several times
+    /// the CPU of the export itself (threads and connections set up and torn down each time).
+    private let transport = Transport()
 
     /// Creates a sender for `endpoint`.
     public init(endpoint: OTLPEndpoint) { self.endpoint = endpoint }
@@ -58,7 +61,7 @@ public struct OTLPSender: Sendable {
 
         var reason = ""
         for attempt in 1...max(1, maxAttempts) {
-            let answer = OneExchange.run(request, timeout: timeout, maxResponseBytes: maxResponseBytes)
+            let answer = transport.run(request, timeout: timeout, maxResponseBytes: maxResponseBytes)
             var retryAfter: Duration?
             switch answer {
             case .response(let status, let retryAfterHeader, let snippet):
@@ -86,71 +89,56 @@ public struct OTLPSender: Sendable {
     }
 }
 
-/// One HTTP exchange run to its end or its deadline, the caller's thread waiting.
-private final class OneExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    enum Answer {
-        case response(status: Int, retryAfter: String?, snippet: String)
-        case networkError(String)
-        case timedOut
-    }
-
+/// The session of a sender and the exchanges in flight on it, each found by its task.
+private final class Transport: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let lock = NSLock()
-    private let done = DispatchSemaphore(value: 0)
-    private let maxResponseBytes: Int
-    private var status = 0
-    private var retryAfter: String?
-    private var data = Data()
-    private var error: (any Error)?
+    private var exchanges: [Int: OneExchange] = [:]
+    private var session: URLSession?
 
-    private init(maxResponseBytes: Int) { self.maxResponseBytes = maxResponseBytes }
-
-    static func run(_ request: URLRequest, timeout: Duration, maxResponseBytes: Int) -> Answer {
-        let exchange = OneExchange(maxResponseBytes: maxResponseBytes)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = request.timeoutInterval
-        configuration.timeoutIntervalForResource = request.timeoutInterval
-        configuration.httpCookieStorage = nil
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration, delegate: exchange, delegateQueue: nil)
-        let task = session.dataTask(with: request)
-        task.resume()
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        let finished = exchange.done.wait(timeout: .now() + seconds + 1) == .success
-        if !finished { task.cancel() }
-        session.finishTasksAndInvalidate()
-        guard finished else { return .timedOut }
-        return exchange.lock.withLock {
-            if exchange.status > 0 {
-                let text = String(decoding: exchange.data.prefix(200), as: UTF8.self)
-                let printable = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) })
-                return .response(status: exchange.status, retryAfter: exchange.retryAfter, snippet: printable)
-            }
-            // URLError descriptions can carry the URL: name the code only.
-            let code = (exchange.error as? URLError).map { "URLError \($0.code.rawValue)" } ?? exchange.error.map { String(describing: type(of: $0)) } ?? "no response"
-            return .networkError(code)
+    private func currentSession(timeout: TimeInterval) -> URLSession {
+        lock.withLock {
+            if let session { return session }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = timeout
+            configuration.timeoutIntervalForResource = timeout
+            configuration.httpCookieStorage = nil
+            configuration.urlCache = nil
+            // The session keeps its delegate (this object) until invalidated; the sender's owner
+            // lives as long as the process in the CLI, so the cycle costs nothing there.
+            let made = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+            session = made
+            return made
         }
     }
+
+    func run(_ request: URLRequest, timeout: Duration, maxResponseBytes: Int) -> OneExchange.Answer {
+        let session = currentSession(timeout: request.timeoutInterval)
+        let exchange = OneExchange(maxResponseBytes: maxResponseBytes)
+        let task = session.dataTask(with: request)
+        lock.withLock { exchanges[task.taskIdentifier] = exchange }
+        defer { lock.withLock { exchanges[task.taskIdentifier] = nil } }
+        task.resume()
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        guard exchange.done.wait(timeout: .now() + seconds + 1) == .success else {
+            task.cancel()
+            return .timedOut
+        }
+        return exchange.answer()
+    }
+
+    private func exchange(_ task: URLSessionTask) -> OneExchange? { lock.withLock { exchanges[task.taskIdentifier] } }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        lock.withLock {
-            if let http = response as? HTTPURLResponse {
-                status = http.statusCode
-                retryAfter = http.value(forHTTPHeaderField: "Retry-After")
-            }
-        }
+        exchange(dataTask)?.received(response)
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let full = lock.withLock {
-            self.data.append(data.prefix(max(0, maxResponseBytes - self.data.count)))
-            return self.data.count >= maxResponseBytes
-        }
         // Enough to explain a refusal: the rest is not read.
-        if full { dataTask.cancel() }
+        if exchange(dataTask)?.received(data) == true { dataTask.cancel() }
     }
 
     func urlSession(
@@ -161,7 +149,60 @@ private final class OneExchange: NSObject, URLSessionDataDelegate, @unchecked Se
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        exchange(task)?.completed(error)
+    }
+}
+
+/// One HTTP exchange: what came back, and a semaphore for its end.
+private final class OneExchange: @unchecked Sendable {
+    enum Answer {
+        case response(status: Int, retryAfter: String?, snippet: String)
+        case networkError(String)
+        case timedOut
+    }
+
+    private let lock = NSLock()
+    let done = DispatchSemaphore(value: 0)
+    private let maxResponseBytes: Int
+    private var status = 0
+    private var retryAfter: String?
+    private var data = Data()
+    private var error: (any Error)?
+
+    init(maxResponseBytes: Int) { self.maxResponseBytes = maxResponseBytes }
+
+    func received(_ response: URLResponse) {
+        lock.withLock {
+            if let http = response as? HTTPURLResponse {
+                status = http.statusCode
+                retryAfter = http.value(forHTTPHeaderField: "Retry-After")
+            }
+        }
+    }
+
+    /// Keeps what fits under the cap; true once it is full.
+    func received(_ chunk: Data) -> Bool {
+        lock.withLock {
+            data.append(chunk.prefix(max(0, maxResponseBytes - data.count)))
+            return data.count >= maxResponseBytes
+        }
+    }
+
+    func completed(_ error: (any Error)?) {
         lock.withLock { self.error = error }
         done.signal()
+    }
+
+    func answer() -> Answer {
+        lock.withLock {
+            if status > 0 {
+                let text = String(decoding: data.prefix(200), as: UTF8.self)
+                let printable = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) })
+                return .response(status: status, retryAfter: retryAfter, snippet: printable)
+            }
+            // URLError descriptions can carry the URL: name the code only.
+            let code = (error as? URLError).map { "URLError \($0.code.rawValue)" } ?? error.map { String(describing: type(of: $0)) } ?? "no response"
+            return .networkError(code)
+        }
     }
 }

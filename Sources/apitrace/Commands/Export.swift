@@ -56,8 +56,8 @@ extension APITrace {
         @Option(name: .customLong("otlp-protocol"), help: "With --format otlp: http/protobuf (default) or http/json (default: OTEL_EXPORTER_OTLP_PROTOCOL).")
         var otlpProtocol: String?
 
-        @Option(help: "With --format otlp: most spans and log records per request.")
-        var batchSize: Int = 512
+        @Option(help: "With --format otlp: most spans and log records per request (requests also stay near 4 MiB).")
+        var batchSize: Int = 2048
 
         func validate() throws {
             if state != nil, format == .har { throw ValidationError("--state goes with --format prometheus or otlp") }
