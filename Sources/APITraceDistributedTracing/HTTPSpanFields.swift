@@ -15,6 +15,7 @@ struct HTTPSpanFields {
     var bytesIn: Int64?
     var bytesOut: Int64?
     var errorType: String?
+    var port: Int64?
 
     /// The fields of a whole set of attributes.
     init(_ attributes: SpanAttributes) {
@@ -29,6 +30,7 @@ struct HTTPSpanFields {
         case 8 where name == "url.path": path = value.stringValue
         case 10 where name == "http.route": route = value.stringValue
         case 10 where name == "error.type": errorType = value.stringValue
+        case 11 where name == "server.port": port = value.int64Value.flatMap { (1...65535).contains($0) ? $0 : nil }
         case 11 where name == "http.method": oldMethod = value.stringValue
         case 12 where name == "url.template": template = value.stringValue
         case 13 where name == "net.peer.name": oldHost = value.stringValue

@@ -17,7 +17,8 @@ extension RequestSpan {
         }
         let request = tracer.recorder.startRequest(
             method: method.upperCasedHTTPMethod, route: route, host: fields.host ?? fields.oldHost, bytesOut: fields.bytesOut,
-            traceID: ids.traceIDText, startedAt: startedAt
+            traceID: ids.traceIDText, startedAt: startedAt, spanID: TraceParent.hex(ids.spanID),
+            port: fields.port.map { Int($0) }
         )
         let status = (fields.status ?? fields.oldStatus).map { Int($0) }
         let timestamp = TraceTimestamp.wallClock(of: end)

@@ -31,7 +31,9 @@ import Tracing
 /// `span_queue_full`) instead of blocking the caller.
 ///
 /// With `forwardingTo`, every span (HTTP or not) also goes to that tracer (swift-otel, for example),
-/// and the trace ids are that tracer's.
+/// and the trace and span ids are that tracer's: a request event's `trace_id` and `span_id` are those
+/// of the forwarded client span, so the OpenTelemetry backend shows apitrace's events and the
+/// service's own spans in one trace (Docs/otlp.md).
 ///
 /// > Note: apitrace's recorder is named `APITracer` so that it never clashes with
 /// > swift-distributed-tracing's `Tracer` in a file importing both.
@@ -75,7 +77,9 @@ public final class RequestSpanTracer: Tracing.Tracer {
             operationName, context: parentContext, ofKind: kind, at: instant(), function: function, file: fileID, line: line
         )
         let ids: SpanIDs
-        if let theirs = forwarded.context.spanIDs(through: forwardingTo) {
+        // The forwarded tracer's own ids for its new span: its context also carries our parent span,
+        // whose ids are not this span's (a request event would name the parent's span).
+        if let theirs = forwarded.context.instrumentSpanIDs(forwardingTo) {
             ids = theirs
         } else if let parent = parentContext.spanIDs(through: forwardingTo) {
             ids = parent.child()

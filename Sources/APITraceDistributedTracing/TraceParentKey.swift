@@ -42,6 +42,12 @@ extension ServiceContext {
     /// otherwise whatever `instrument` (the forwarded tracer) writes as `traceparent`.
     func spanIDs(through instrument: (any Instrument)?) -> SpanIDs? {
         if let ours = ownSpanIDs { return ours }
+        return instrumentSpanIDs(instrument)
+    }
+
+    /// The W3C ids `instrument` writes as `traceparent` for this context, whatever ours are: for a
+    /// span the forwarded tracer just started, its context still holds our parent span.
+    func instrumentSpanIDs(_ instrument: (any Instrument)?) -> SpanIDs? {
         guard let instrument else { return nil }
         var headers: [String: String] = [:]
         instrument.inject(self, into: &headers, using: DictionaryInjector())

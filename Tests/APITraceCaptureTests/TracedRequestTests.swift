@@ -16,8 +16,8 @@ struct TracedRequestTests {
         failed.fail(URLError(.timedOut), at: failed.startedAt + .milliseconds(30))
         let requests = sink.events.compactMap(\.request)
         #expect(requests == [
-            TraceEvent.Request(method: "GET", route: "/apps/{id}", host: "api.example.com", status: 201, durationMs: 12, bytesIn: 7, bytesOut: 5, attempt: 2),
-            TraceEvent.Request(method: "POST", route: "/apps/{id}", host: "api.example.com", status: nil, durationMs: 30, error: "URLError.timedOut"),
+            TraceEvent.Request(method: "GET", route: "/apps/{id}", host: "api.example.com", status: 201, durationMs: 12, bytesIn: 7, bytesOut: 5, attempt: 2, port: 443),
+            TraceEvent.Request(method: "POST", route: "/apps/{id}", host: "api.example.com", status: nil, durationMs: 30, error: "URLError.timedOut", port: 443),
         ])
         let lines = logs.records.map(\.message)
         #expect(lines.count == 2)

@@ -8,6 +8,16 @@ extension URL {
         return text.withUTF8 { Self.host(in: $0) } ?? host
     }
 
+    /// The server port: the URL's own, or the one its scheme implies (443 for https and wss, 80 for http and ws).
+    var tracePort: Int? {
+        if let port { return port }
+        switch scheme?.lowercased() {
+        case "https", "wss": return 443
+        case "http", "ws": return 80
+        default: return nil
+        }
+    }
+
     /// The route for this URL's path: the path read straight from the text and normalized,
     /// or Foundation's decoded `path` when the text has percent escapes.
     func traceRoute(_ normalizer: RouteNormalizer) -> String {

@@ -19,31 +19,36 @@ extension APITracer {
         attempt: Int = 1, bytesOut: Int64? = nil, traceParent: String? = nil, injectsTraceParent: Bool = false
     ) -> TracedRequest {
         var traceID: String?
+        var spanID: String?
         var header: String?
         if let traceParent, let parent = TraceParent(headerValue: traceParent) {
             traceID = parent.traceID
+            spanID = parent.parentID
         } else if injectsTraceParent {
             let parent = childTraceParent()
             traceID = parent.traceID
+            spanID = parent.parentID
             header = parent.headerValue
         } else if let provider = traceContext, let current = provider.current() {
             traceID = current.traceID
         }
         return TracedRequest(
             tracer: self, method: method, route: route ?? url.traceRoute(normalizer), host: url.traceHost,
-            attempt: attempt, bytesOut: bytesOut, traceID: traceID, traceParentHeader: header, startedAt: .now
+            attempt: attempt, bytesOut: bytesOut, traceID: traceID, traceParentHeader: header, startedAt: .now,
+            spanID: spanID, port: url.tracePort
         )
     }
 
     /// Starts a request from parts already known, for adapters that are not handed a `URL`
-    /// (a span's attributes, an OpenAPI operation). No header is injected.
+    /// (a span's attributes, an OpenAPI operation). No header is injected; `spanID` is the request's
+    /// own span id when the caller has one (written as `span_id`), `port` the server's.
     public func startRequest(
         method: String, route: String, host: String?, attempt: Int = 1, bytesOut: Int64? = nil,
-        traceID: String? = nil, startedAt: ContinuousClock.Instant = .now
+        traceID: String? = nil, startedAt: ContinuousClock.Instant = .now, spanID: String? = nil, port: Int? = nil
     ) -> TracedRequest {
         TracedRequest(
             tracer: self, method: method, route: route, host: host, attempt: attempt, bytesOut: bytesOut,
-            traceID: traceID, traceParentHeader: nil, startedAt: startedAt
+            traceID: traceID, traceParentHeader: nil, startedAt: startedAt, spanID: spanID, port: port
         )
     }
 

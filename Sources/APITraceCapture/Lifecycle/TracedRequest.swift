@@ -37,6 +37,11 @@ public struct TracedRequest: Sendable {
     public var bytesOut: Int64?
     /// W3C trace id written as `trace_id`, when the request is part of a trace.
     public var traceID: String?
+    /// W3C span id written as `span_id`: the parent id of the `traceparent` the request carried, so
+    /// the server's span is this request's child.
+    public var spanID: String?
+    /// Server port written as `port`, when the URL named one or its scheme implies one.
+    public var port: Int?
     /// The `traceparent` header value to send with the request; `nil` when there is nothing to add
     /// (propagation off, or the request already carries one).
     public let traceParentHeader: String?
@@ -46,8 +51,11 @@ public struct TracedRequest: Sendable {
     /// Creates a request in flight; adapters call ``APITracer/startRequest(method:route:host:attempt:bytesOut:traceID:startedAt:)`` instead.
     init(
         tracer: APITracer, method: String, route: String, host: String?, attempt: Int, bytesOut: Int64?,
-        traceID: String?, traceParentHeader: String?, startedAt: ContinuousClock.Instant
+        traceID: String?, traceParentHeader: String?, startedAt: ContinuousClock.Instant,
+        spanID: String? = nil, port: Int? = nil
     ) {
+        self.spanID = spanID
+        self.port = port
         self.tracer = tracer
         self.method = method
         // Redacted here, so the log line and the event agree (`;jsessionid=`, queries).
@@ -75,9 +83,9 @@ public struct TracedRequest: Sendable {
         timestamp: TraceTimestamp
     ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
-        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
+        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, spanID: spanID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
-            bytesIn: bytesIn, bytesOut: bytesOut, error: nil, attempt: attempt, timing: timing
+            bytesIn: bytesIn, bytesOut: bytesOut, error: nil, attempt: attempt, timing: timing, port: port
         ))))
         if tracer.logging.isEnabled(.debug) {
             // `route` may have been set since the start: the log line gets the event's redaction.
@@ -114,9 +122,9 @@ public struct TracedRequest: Sendable {
     ) {
         let durationMs = startedAt.duration(to: end).inMilliseconds
         tracer.tracedFailures.note(identity: identity, description: description)
-        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, .request(TraceEvent.Request(
+        tracer.record(TraceEvent(timestamp: timestamp, traceID: traceID, spanID: spanID, .request(TraceEvent.Request(
             method: method, route: route, host: host, status: status, durationMs: durationMs,
-            bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt, timing: timing
+            bytesIn: bytesIn, bytesOut: bytesOut, error: identity, attempt: attempt, timing: timing, port: port
         ))))
         if tracer.logging.isEnabled(.warning) {
             let detail = description.map { ": \($0)" } ?? ""

@@ -37,6 +37,9 @@ public struct CumulativeExport: Sendable, Codable {
     /// Inode of each file when its events were counted: another file renamed in under the same
     /// name (same size or not) starts from its first event. Absent in states from before it was kept.
     private var inodes: [String: UInt64]?
+    /// When the totals began, milliseconds since 1970 (the start of OTLP's cumulative points).
+    /// Absent in states from before it was kept: the first run that needs it sets it.
+    public private(set) var startedMilliseconds: Int64?
 
     /// Creates an empty state for exports of `selection` (a description of the filters).
     public init(selection: String) {
@@ -46,6 +49,12 @@ public struct CumulativeExport: Sendable, Codable {
         self.counted = [:]
         self.sizes = [:]
         self.inodes = [:]
+        self.startedMilliseconds = TraceTimestamp.now().millisecondsSince1970
+    }
+
+    /// Sets ``startedMilliseconds`` when a state from before it was kept has none.
+    public mutating func markStartIfMissing() {
+        if startedMilliseconds == nil { startedMilliseconds = TraceTimestamp.now().millisecondsSince1970 }
     }
 
     /// The number of events of `file` already counted (0 for a file not seen before).
@@ -67,18 +76,9 @@ public struct CumulativeExport: Sendable, Codable {
     public mutating func add(
         file: String, keepFile: (TraceFileHeader) -> Bool = { _ in true }, keepEvent: (TraceEvent) -> Bool = { _ in true }
     ) -> TraceFileReader.Result? {
-        let key = Self.key(file)
-        let status = FileStatus(path: file)
-        if let status, let known = inodes?[key], known != status.inode {
-            // Another file under this name: none of its events were counted.
-            counted[key] = nil
-            sizes[key] = nil
-        }
-        let size = status.map { UInt64(max(0, $0.size)) }
-        if let size, size == sizes[key] { return nil }
+        guard let start = startFile(file) else { return nil }
         var keep = true
         var appVersion: String?
-        let skip = countedEvents(in: file)
         var index = 0
         let result = TraceFileReader(path: file).forEachLine { line, _ in
             switch line {
@@ -88,16 +88,66 @@ public struct CumulativeExport: Sendable, Codable {
             case .event(let event):
                 // Events are counted by position: a trace file only grows, so the first `skip` are the ones seen before.
                 defer { index += 1 }
-                if index >= skip, keep, keepEvent(event) { metrics.add(event, appVersion: appVersion) }
+                if index >= start.skip, keep, keepEvent(event) { metrics.add(event, appVersion: appVersion) }
             default: break
             }
         }
         setCountedEvents(index, in: file)
-        if result.isUsable {
-            sizes[key] = size
-            if let status { inodes = (inodes ?? [:]).merging([key: status.inode]) { $1 } }
-        }
+        finishFile(start, usable: result.isUsable)
         return result
+    }
+
+    /// Where reading a file resumes: the events counted before, and the file's status when reading began.
+    package struct FileStart {
+        package var file: String
+        /// Events of the file counted before: reading adds those from this position on.
+        package var skip: Int
+        var status: FileStatus?
+    }
+
+    /// Starts reading `file` again: forgets its marks when another file took its name (another
+    /// inode); nil when it was read whole before and has not grown since (it need not be read).
+    package mutating func startFile(_ file: String) -> FileStart? {
+        let key = Self.key(file)
+        let status = FileStatus(path: file)
+        if let status, let known = inodes?[key], known != status.inode {
+            // Another file under this name: none of its events were counted.
+            counted[key] = nil
+            sizes[key] = nil
+        }
+        if let status, counted[key] == nil, let from = renamedFrom(status) {
+            // The same file under a new name (a rename within the folder): its events were counted under the old one.
+            counted[key] = counted.removeValue(forKey: from)
+            sizes[key] = sizes.removeValue(forKey: from)
+            let inode = inodes?.removeValue(forKey: from)
+            inodes?[key] = inode
+        }
+        let size = status.map { UInt64(max(0, $0.size)) }
+        if let size, size == sizes[key] { return nil }
+        return FileStart(file: file, skip: countedEvents(in: file), status: status)
+    }
+
+    /// The counted path that `status` is the same file as: same inode, at least the size it had
+    /// (files only grow), and no longer under its old name. An inode the system reused for a new,
+    /// smaller file is not taken for a rename.
+    private func renamedFrom(_ status: FileStatus) -> String? {
+        guard let inodes else { return nil }
+        for (path, inode) in inodes where inode == status.inode {
+            guard let size = sizes[path], UInt64(max(0, status.size)) >= size else { continue }
+            if FileStatus(path: path)?.inode == inode { continue }
+            return path
+        }
+        return nil
+    }
+
+    /// Ends reading a file begun with ``startFile(_:)`` whose events are now all counted (the
+    /// caller has set the mark with ``setCountedEvents(_:in:)``): a usable file of the same size
+    /// is not read again.
+    package mutating func finishFile(_ start: FileStart, usable: Bool) {
+        guard usable else { return }
+        let key = Self.key(start.file)
+        sizes[key] = start.status.map { UInt64(max(0, $0.size)) }
+        if let status = start.status { inodes = (inodes ?? [:]).merging([key: status.inode]) { $1 } }
     }
 
     /// Forgets the marks of files that are gone (their events stay in ``metrics``), keeping the state small.

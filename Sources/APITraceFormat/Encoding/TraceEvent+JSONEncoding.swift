@@ -9,11 +9,13 @@ extension TraceEvent {
         out.field("ts", timestamp)
         out.field("session", session)
         out.field("trace_id", traceID)
+        out.field("span_id", spanID)
         switch payload {
         case .request(let r):
             out.field("method", r.method)
             out.field("route", r.route)
             out.field("host", r.host)
+            out.field("port", r.port)
             out.field("status", r.status)
             out.field("duration_ms", r.durationMs)
             out.field("bytes_in", r.bytesIn)

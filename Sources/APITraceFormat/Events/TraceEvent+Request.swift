@@ -7,6 +7,8 @@ extension TraceEvent {
         public var route: String
         /// Server host name (`host`).
         public var host: String?
+        /// Server port, when the URL named one or its scheme implies one (`port`).
+        public var port: Int?
         /// HTTP status; `nil` when the transport failed (`status`).
         public var status: Int?
         /// Time from sending to the end of the response body, in milliseconds (`duration_ms`).
@@ -29,8 +31,9 @@ extension TraceEvent {
         public init(
             method: String, route: String, host: String? = nil, status: Int? = nil, durationMs: Double,
             bytesIn: Int64? = nil, bytesOut: Int64? = nil, error: String? = nil, attempt: Int = 1,
-            sampleRate: Double? = nil, timing: Timing? = nil
+            sampleRate: Double? = nil, timing: Timing? = nil, port: Int? = nil
         ) {
+            self.port = port
             self.method = method
             self.route = route
             self.host = host

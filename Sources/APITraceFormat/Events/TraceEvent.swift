@@ -13,6 +13,9 @@ public struct TraceEvent: Sendable, Equatable {
     public var session: String?
     /// The W3C trace id of the request the event belongs to (`trace_id`), if any.
     public var traceID: String?
+    /// The W3C span id (16 hex digits) of the client span the event belongs to (`span_id`): for a
+    /// `request`, the parent id its `traceparent` carried, so the server's span is its child.
+    public var spanID: String?
     /// What happened.
     public var payload: Payload
 
@@ -35,10 +38,14 @@ public struct TraceEvent: Sendable, Equatable {
     }
 
     /// Creates an event.
-    public init(timestamp: TraceTimestamp = .now(), session: String? = nil, traceID: String? = nil, _ payload: Payload) {
+    public init(
+        timestamp: TraceTimestamp = .now(), session: String? = nil, traceID: String? = nil, spanID: String? = nil,
+        _ payload: Payload
+    ) {
         self.timestamp = timestamp
         self.session = session
         self.traceID = traceID
+        self.spanID = spanID
         self.payload = payload
     }
 

@@ -20,7 +20,8 @@ extension TraceRecord {
                 bytesOut: bytesOut, error: error?.string, attempt: Int(attempt ?? 1), sampleRate: sampleRate,
                 timing: hasTiming ? TraceEvent.Request.Timing(
                     dnsMs: dnsMs, connectMs: connectMs, tlsMs: tlsMs, firstByteMs: ttfbMs,
-                    networkProtocol: networkProtocol?.string, reusedConnection: reused) : nil))
+                    networkProtocol: networkProtocol?.string, reusedConnection: reused) : nil,
+                port: port.map { Int($0) }))
         case .decodeFailure:
             payload = .decodeFailure(.init(
                 route: route?.string, entity: entity?.string ?? "",
@@ -53,7 +54,7 @@ extension TraceRecord {
         }
         return TraceEvent(
             timestamp: TraceTimestamp(millisecondsSince1970: timestamp), session: session?.string,
-            traceID: traceID?.string, payload)
+            traceID: traceID?.string, spanID: spanID?.string, payload)
     }
 
     /// The map of an object's JSON text the scanner checked (string values decoded, others as JSON text).

@@ -18,6 +18,8 @@ package struct TraceRecord {
     package var timestamp: Int64 = 0
     package var session: RawText?
     package var traceID: RawText?
+    /// `span_id`: the event's span, when it was part of one.
+    package var spanID: RawText?
 
     // request
     package var method: RawText?
@@ -37,6 +39,8 @@ package struct TraceRecord {
     package var ttfbMs: Double?
     package var networkProtocol: RawText?
     package var reused: Bool?
+    /// `port`: the server's port.
+    package var port: Int64?
     /// The request's outcome (requests only).
     package var outcome: RequestOutcome = .success
     /// Requests this line stands for (`RequestWeight`); 1 for other types.

@@ -160,6 +160,7 @@ package struct TraceRecordScanner {
             else if k.equals("file") { record.file = try str(&s, k) }
             else if k.equals("line") { record.line = try Self.int(&s, k, Int64.min...Int64.max) }
             else if k.equals("code") { record.code = try Self.int(&s, k, 0...65_535) }
+            else if k.equals("port") { record.port = try Self.int(&s, k, 1...65_535) }
             else { try s.skipValue() }
         case 5:
             if k.equals("route") { record.route = try str(&s, k) }
@@ -186,6 +187,7 @@ package struct TraceRecordScanner {
             else if k.equals("session") { record.session = try str(&s, k) }
             else if k.equals("attempt") { record.attempt = try Self.int(&s, k, L.attempt) }
             else if k.equals("ttfb_ms") { record.ttfbMs = try Self.dbl(&s, k, L.milliseconds) }
+            else if k.equals("span_id") { record.spanID = try str(&s, k) }
             else if k.equals("version") { record.version = try Self.int(&s, k, Int64.min...Int64.max) }
             else if k.equals("started") { started = try str(&s, k) }
             else { try s.skipValue() }

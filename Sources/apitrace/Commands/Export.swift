@@ -8,7 +8,7 @@ extension APITrace {
     /// `apitrace export`: traces as Prometheus metrics or as an HTTP Archive.
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Export traces as OpenMetrics text for Prometheus, or as a HAR file for browser devtools.",
+            abstract: "Export traces as OpenMetrics text for Prometheus, a HAR file for browser devtools, or OTLP for an OpenTelemetry pipeline.",
             discussion: """
                 prometheus: request counts and errors, latency histograms per route \
                 (http_client_request_duration_seconds), decode failures per entity and path, recorded errors, \
@@ -18,12 +18,18 @@ extension APITrace {
                 once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
                 har: the requests of the traces (or of one --session) as HAR 1.2. Traces hold routes, not \
                 URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes.
+                otlp: requests as CLIENT spans, the other events as log records, and cumulative metrics, sent over \
+                OTLP/HTTP to --endpoint (a base URL: /v1/traces, /v1/logs, /v1/metrics are appended; default \
+                OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318), protobuf unless --otlp-protocol http/json, \
+                gzip unless OTEL_EXPORTER_OTLP_COMPRESSION=none; headers from OTEL_EXPORTER_OTLP_HEADERS (never printed). \
+                With --state FILE each event is sent once across runs; with --output FILE nothing is sent and the \
+                OTLP JSON requests are written one per line instead. See Docs/otlp.md.
                 Exit status: 0 when something was exported (warnings included), 1 when no usable trace was read, 64 for bad arguments.
                 """
         )
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
-            case prometheus, har
+            case prometheus, har, otlp
         }
 
         @Argument(help: "Trace files or folders (default: the default trace folder).")
@@ -32,7 +38,7 @@ extension APITrace {
         @OptionGroup(title: "Filters")
         var filters: TraceFilterOptions
 
-        @Option(help: "prometheus or har.")
+        @Option(help: "prometheus, har or otlp.")
         var format: Format
 
         @Option(help: "Only events of this session (most useful with --format har).")
@@ -41,21 +47,37 @@ extension APITrace {
         @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
         var output: String?
 
-        @Option(help: "With --format prometheus: keep the totals in this file between runs, so counters never fall when trace files are deleted (one state file per selection).")
+        @Option(help: "With --format prometheus or otlp: keep the totals in this file between runs, so counters never fall when trace files are deleted and otlp sends each event once (one state file per selection and format).")
         var state: String?
 
+        @Option(help: "With --format otlp: the OTLP/HTTP base URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318).")
+        var endpoint: String?
+
+        @Option(name: .customLong("otlp-protocol"), help: "With --format otlp: http/protobuf (default) or http/json (default: OTEL_EXPORTER_OTLP_PROTOCOL).")
+        var otlpProtocol: String?
+
+        @Option(help: "With --format otlp: most spans and log records per request (requests also stay near 4 MiB).")
+        var batchSize: Int = 2048
+
         func validate() throws {
-            if state != nil, format != .prometheus { throw ValidationError("--state goes with --format prometheus only") }
+            if state != nil, format == .har { throw ValidationError("--state goes with --format prometheus or otlp") }
+            if format != .otlp, endpoint != nil || otlpProtocol != nil { throw ValidationError("--endpoint and --otlp-protocol go with --format otlp") }
+            if format == .otlp, endpoint != nil, output != nil { throw ValidationError("--endpoint sends, --output writes a file: pass one of them") }
+            if let otlpProtocol, OTLPEndpoint.Encoding(rawValue: otlpProtocol) == nil {
+                throw ValidationError("--otlp-protocol must be http/protobuf or http/json")
+            }
+            if !(1...100_000).contains(batchSize) { throw ValidationError("--batch-size must be between 1 and 100000") }
         }
 
         /// What a state file counts: the filters that pick events, not the time ones (a state only adds new events).
-        private var selection: String {
+        var selection: String {
             let parts = [("route", filters.route), ("host", filters.host), ("app_version", filters.appVersion), ("session", session)]
                 .compactMap { name, value in value.map { "\(name)=\($0)" } }
             return parts.isEmpty ? "all" : parts.joined(separator: " ")
         }
 
         func run() throws {
+            if format == .otlp { return try runOTLP() }
             let filter = try filters.filter()
             let sources = paths.isEmpty ? [TraceDirectory.default] : paths
             var cumulative = CumulativeExport(selection: selection)

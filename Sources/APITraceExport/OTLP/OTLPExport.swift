@@ -1,0 +1,160 @@
+import APITraceFormat
+
+/// The read-and-send loop of an OTLP export: reads the trace files once through the reading layer,
+/// maps each new event (``OTLPMapping``), sends them in bounded batches, and then the cumulative
+/// metrics.
+///
+/// Each event is exported once across runs with the ``CumulativeExport`` state that `export --state`
+/// keeps: a batch's events are marked (and the state saved) only once the receiver accepted it, so
+/// a run that stops at a refusal or an unreachable endpoint resumes at the first unsent event. The
+/// metrics are cumulative totals of what was sent, so sending them again is harmless.
+///
+/// ```swift
+/// var state = CumulativeExport(selection: "otlp all")
+/// let sender = OTLPSender(endpoint: OTLPEndpoint(base: URL(string: "http://127.0.0.1:4318")!))
+/// let outcome = OTLPExport(deliver: { sender.send($1, signal: $0) }).run(TraceExportReader(), ["traces/"], state: &state)
+/// ```
+public struct OTLPExport {
+    /// Sends one encoded payload of a signal; anything but `.sent` stops the export.
+    public var deliver: (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
+    /// The encoding payloads are made in.
+    public var encoding: OTLPEndpoint.Encoding
+    /// Most spans plus log records per batch.
+    public var batchSize: Int
+    /// About the most bytes of text per batch (4 MiB, within every receiver's default limit): a
+    /// batch of long lines is sent before it reaches ``batchSize``.
+    public var batchBytes = 4 << 20
+    /// Called after each accepted batch with the state as it now stands (to save it).
+    public var commit: (CumulativeExport) -> Void
+
+    /// Creates an export.
+    public init(
+        encoding: OTLPEndpoint.Encoding = .protobuf, batchSize: Int = 2048,
+        commit: @escaping (CumulativeExport) -> Void = { _ in },
+        deliver: @escaping (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
+    ) {
+        self.encoding = encoding
+        self.batchSize = max(1, batchSize)
+        self.commit = commit
+        self.deliver = deliver
+    }
+
+    /// What a run did.
+    public struct Outcome: Sendable {
+        /// What reading found (usable files, warnings, every file found).
+        public var read = TraceExportReader.Outcome()
+        /// Spans and log records accepted by the receiver in this run.
+        public var spans = 0
+        public var logs = 0
+        /// Requests accepted and bytes they carried (after gzip, when on).
+        public var requests = 0
+        public var bytesOnWire = 0
+        /// Why the run stopped before the end, if it did (names the endpoint, never a header).
+        public var failure: String?
+    }
+
+    private struct Stop: Error {}
+
+    /// Reads the files under `paths` that `reader` selects, sends their events not exported before
+    /// according to `state`, then the cumulative metrics of `state`.
+    public func run(_ reader: TraceExportReader, _ paths: [String], state: inout CumulativeExport) -> Outcome {
+        var outcome = Outcome()
+        state.markStartIfMissing()
+        var batch = OTLPBatch()
+        var committedEvents: [(TraceEvent, String?)] = []
+        var pendingEnds: [(start: CumulativeExport.FileStart, events: Int, usable: Bool)] = []
+        var serviceNames: [String: Int] = [:]
+
+        func sendAll(_ signal: OTLPEndpoint.Signal, _ payload: [UInt8]) -> Bool {
+            switch deliver(signal, payload) {
+            case .sent(_, let bytes):
+                outcome.requests += 1
+                outcome.bytesOnWire += bytes
+                return true
+            case .failed(_, let reason), .rejected(_, let reason):
+                outcome.failure = reason
+                return false
+            }
+        }
+
+        /// Sends the batch; on success marks its events (and `mark` for the file being read).
+        func flush(_ state: inout CumulativeExport, mark: (file: String, events: Int)?) -> Bool {
+            if batch.spanCount > 0 {
+                let payload = encoding == .protobuf ? OTLPProtobufEncoding.traces(batch) : OTLPJSONEncoding.traces(batch)
+                guard sendAll(.traces, payload) else { return false }
+            }
+            if batch.logCount > 0 {
+                let payload = encoding == .protobuf ? OTLPProtobufEncoding.logs(batch) : OTLPJSONEncoding.logs(batch)
+                guard sendAll(.logs, payload) else { return false }
+            }
+            outcome.spans += batch.spanCount
+            outcome.logs += batch.logCount
+            for (event, version) in committedEvents { state.metrics.add(event, appVersion: version) }
+            for end in pendingEnds {
+                state.setCountedEvents(end.events, in: end.start.file)
+                state.finishFile(end.start, usable: end.usable)
+            }
+            if let mark { state.setCountedEvents(mark.events, in: mark.file) }
+            let changed = batch.count > 0 || !pendingEnds.isEmpty || mark != nil
+            batch = OTLPBatch()
+            committedEvents.removeAll(keepingCapacity: true)
+            pendingEnds.removeAll()
+            if changed { commit(state) }
+            return true
+        }
+
+        let found = TraceFileDiscovery.find(paths)
+        outcome.read = TraceExportReader.Outcome(warnings: found.warnings, filesFound: found.files)
+        files: for path in TraceFileSelection.select(found.files, since: reader.since, until: reader.until) {
+            guard let start = state.startFile(path) else {
+                outcome.read.usableFiles += 1
+                continue
+            }
+            var keep = true
+            var header: TraceFileHeader?
+            // Consecutive events mostly share a session: the resource is made once per run of them.
+            var resource = OTLPResource(header: nil, session: nil)
+            var index = 0
+            let result: TraceFileReader.Result
+            do {
+                result = try TraceFileReader(path: path).forEachLine { line, _ in
+                    switch line {
+                    case .header(let h):
+                        header = h
+                        resource = OTLPResource(header: h, session: nil)
+                        keep = reader.keepFile(h)
+                        if keep, let app = h.app, !app.isEmpty { serviceNames[app, default: 0] += 1 }
+                    case .event(let event):
+                        // Positions, as `export --state` counts them: the first `skip` were exported before.
+                        defer { index += 1 }
+                        guard index >= start.skip, keep, reader.keepEvent(event) else { return }
+                        if resource.sessionID != event.session { resource.sessionID = event.session }
+                        batch.add(OTLPMapping.map(event), resource: resource)
+                        committedEvents.append((event, header?.appVersion))
+                        if batch.count >= batchSize || batch.approximateBytes >= batchBytes {
+                            guard flush(&state, mark: (path, index + 1)) else { throw Stop() }
+                        }
+                    default: break
+                    }
+                }
+            } catch {
+                break files
+            }
+            if result.isUsable { outcome.read.usableFiles += 1 }
+            outcome.read.warnings += result.warnings
+            pendingEnds.append((start, index, result.isUsable))
+        }
+        if outcome.failure == nil, flush(&state, mark: nil) {
+            let name = serviceNames.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "unknown_service"
+            let groups = state.metrics.otlpMetrics(serviceName: name)
+            if !groups.isEmpty {
+                let start = UInt64(max(0, state.startedMilliseconds ?? 0)) &* 1_000_000
+                let now = UInt64(max(0, TraceTimestamp.now().millisecondsSince1970)) &* 1_000_000
+                let payload = encoding == .protobuf
+                    ? OTLPProtobufEncoding.metrics(groups, start: start, time: now) : OTLPJSONEncoding.metrics(groups, start: start, time: now)
+                _ = sendAll(.metrics, payload)
+            }
+        }
+        return outcome
+    }
+}

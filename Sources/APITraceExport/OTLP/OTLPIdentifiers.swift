@@ -1,0 +1,71 @@
+import APITraceFormat
+
+/// Trace and span ids for OTLP: the event's own when they are valid W3C ids, otherwise derived
+/// from the event's content, so that exporting the same event twice gives the same ids (a
+/// receiver that sees a resent span replaces it rather than showing two).
+enum OTLPIdentifiers {
+    /// The 16 bytes of a 32-hex-digit, non-zero trace id; nil for anything else.
+    static func traceID(_ text: String?) -> [UInt8]? { hexBytes(text, count: 16) }
+
+    /// The 8 bytes of a 16-hex-digit, non-zero span id; nil for anything else.
+    static func spanID(_ text: String?) -> [UInt8]? { hexBytes(text, count: 8) }
+
+    private static func hexBytes(_ text: String?, count: Int) -> [UInt8]? {
+        guard let text, text.utf8.count == count * 2 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        var high: UInt8?
+        for c in text.utf8 {
+            let v: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let h = high {
+                bytes.append(h << 4 | v)
+                high = nil
+            } else {
+                high = v
+            }
+        }
+        return bytes.contains(where: { $0 != 0 }) ? bytes : nil
+    }
+
+    /// Mixes `value` into the FNV-1a hash `h`, byte by byte.
+    static func mix(_ h: inout UInt64, _ value: UInt64) {
+        var v = value
+        for _ in 0..<8 {
+            h ^= v & 0xff
+            h = h &* 0x0000_0100_0000_01b3
+            v >>= 8
+        }
+    }
+
+    /// Mixes a string's UTF-8 bytes and a separator into `h`.
+    static func mix(_ h: inout UInt64, _ text: String?) {
+        if let text {
+            for b in text.utf8 {
+                h ^= UInt64(b)
+                h = h &* 0x0000_0100_0000_01b3
+            }
+        }
+        h ^= 0xff
+        h = h &* 0x0000_0100_0000_01b3
+    }
+
+    static func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+
+    /// Lowercase hex, as OTLP JSON writes ids.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
