@@ -64,4 +64,11 @@ extension Double {
     var traceFormattedMilliseconds: String {
         String((self * 10).rounded() / 10)
     }
+
+    /// Milliseconds as seconds with two decimals, as in `1.50 s`: the connection clients' log lines.
+    package var traceFormattedSeconds: String {
+        let hundredths = Int((self / 10).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
+    }
 }

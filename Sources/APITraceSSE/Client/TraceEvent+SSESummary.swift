@@ -1,3 +1,4 @@
+import APITraceCapture
 import APITraceFormat
 
 extension TraceEvent.SSE {
@@ -27,24 +28,18 @@ extension TraceEvent.SSE {
         case .close:
             let how = reason ?? "closed"
             let statusText = status.map { $0 == 200 ? "" : " (HTTP \($0))" } ?? ""
-            let time = durationMs.map { " (" + Self.seconds($0) + ")" } ?? ""
+            let time = durationMs.map { " (" + $0.traceFormattedSeconds + ")" } ?? ""
             return "connection closed: \(how)\(statusText) after \(events ?? 0) events\(time)"
         case .reconnect:
             let id = lastEventID.map { ", Last-Event-ID \($0)" } ?? ""
-            return "reconnecting in \(Self.seconds(delayMs ?? 0)) (attempt \(attempt ?? 0)\(id))"
+            return "reconnecting in \((delayMs ?? 0).traceFormattedSeconds) (attempt \(attempt ?? 0)\(id))"
         case .fail where reason == "line_too_long" || reason == "event_too_large":
-            let time = durationMs.map { " (" + Self.seconds($0) + ")" } ?? ""
+            let time = durationMs.map { " (" + $0.traceFormattedSeconds + ")" } ?? ""
             return "dropped the connection: \(reason ?? "") after \(events ?? 0) events\(time)"
         case .fail:
             return "gave up: \(reason ?? "failed")\(status.map { " (HTTP \($0))" } ?? "")"
         default:
             return "\(phase) \(route)"
         }
-    }
-
-    private static func seconds(_ milliseconds: Double) -> String {
-        let hundredths = Int((milliseconds / 10).rounded())
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
     }
 }

@@ -1,3 +1,4 @@
+import APITraceCapture
 import APITraceFormat
 
 extension TraceEvent.WebSocket {
@@ -19,21 +20,15 @@ extension TraceEvent.WebSocket {
             let statusText = status.map { ", HTTP \($0)" } ?? ""
             return "attempt \(attempt ?? 0) failed: \(reason ?? "closed")\(statusText) (closed by the \(closedBy ?? "network"))"
         case .close:
-            let time = durationMs.map { " (" + Self.seconds($0) + ")" } ?? ""
+            let time = durationMs.map { " (" + $0.traceFormattedSeconds + ")" } ?? ""
             return "connection closed by the \(closedBy ?? "network"): \(code.map(String.init) ?? "-") \(reason ?? "")"
                 + " after \(messagesIn ?? 0) messages in, \(messagesOut ?? 0) out\(time)"
         case .reconnect:
-            return "reconnecting in \(Self.seconds(delayMs ?? 0)) (attempt \(attempt ?? 0))"
+            return "reconnecting in \((delayMs ?? 0).traceFormattedSeconds) (attempt \(attempt ?? 0))"
         case .fail:
             return "gave up: \(reason ?? "failed")\(code.map { " (close code \($0))" } ?? "")"
         default:
             return "\(phase) \(route)"
         }
-    }
-
-    private static func seconds(_ milliseconds: Double) -> String {
-        let hundredths = Int((milliseconds / 10).rounded())
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
     }
 }
