@@ -42,6 +42,9 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Start of the current rate window, and body bytes received in it.
     private var windowStart: NIODeadline = .now()
     private var windowBytes = 0
+    /// The pipeline asked for more bytes and none came yet. While nothing asks (the collector's own
+    /// consumer is behind: backpressure), a slow window is the collector's doing, not the client's.
+    private var readOutstanding = false
     /// Set when the server began to shut down: bodies still arriving are cut at this instant.
     private var drainDeadline: NIODeadline?
     private let onTimeout: @Sendable (TimedOutPhase) -> Void
@@ -109,6 +112,16 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
         timer?.cancel()
         timer = nil
         context.fireChannelInactive()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        readOutstanding = true
+        context.read()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readOutstanding = false
+        context.fireChannelReadComplete()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -184,7 +197,7 @@ final class UploadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
             case .body(let lastProgress, _) where now >= lastProgress + bodyIdleTimeout:
                 close(context, .bodyIdle)
             case .body where minBodyBytesPerSecond > 0 && now >= windowStart + rateWindow:
-                if windowBytes < windowMinimum {
+                if windowBytes < windowMinimum, readOutstanding {
                     close(context, .bodyRate)
                 } else {
                     windowStart = now
