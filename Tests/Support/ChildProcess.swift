@@ -26,8 +26,9 @@ public final class ChildProcess: @unchecked Sendable {
         // Threads of their own rather than readabilityHandler: Dispatch must stay free for the servers.
         for (handle, isOutput) in [(out.fileHandleForReading, true), (err.fileHandleForReading, false)] {
             Thread.detachNewThread { [weak self] in
+                let fd = handle.fileDescriptor
                 while true {
-                    let data = handle.availableData
+                    let data = readChunk(from: fd)
                     guard let self else { return }
                     if data.isEmpty {
                         self.lock.withLock { self.pipesClosed += 1 }

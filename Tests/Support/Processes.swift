@@ -33,7 +33,7 @@ public func run(
     if let input { process.standardInput = input }
     try process.run()
     if let stdin, let input {
-        input.fileHandleForWriting.write(stdin)
+        writeAll(stdin, to: input.fileHandleForWriting.fileDescriptor)
         try input.fileHandleForWriting.close()
     }
     // Read both pipes while the child runs so a full pipe cannot block it; on threads of their own,
@@ -64,7 +64,7 @@ public final class PipeReader: @unchecked Sendable {
     public init(_ pipe: Pipe) {
         let handle = pipe.fileHandleForReading
         Thread.detachNewThread { [self] in
-            let read = handle.readDataToEndOfFile()
+            let read = readAll(from: handle.fileDescriptor)
             done.lock(); data = read; done.broadcast(); done.unlock()
         }
     }
@@ -74,5 +74,42 @@ public final class PipeReader: @unchecked Sendable {
         done.lock(); defer { done.unlock() }
         while data == nil { done.wait() }
         return data!
+    }
+}
+
+// Foundation's `FileHandle.write(_:)` and `readDataToEndOfFile()` trap when a signal interrupts the
+// call (EINTR), and with a suite starting and signalling many children one does now and then: the
+// pipes are written and read with the system calls, again after an interruption.
+
+/// Writes all of `data` to `fd`; stops early only when the reader is gone.
+func writeAll(_ data: Data, to fd: Int32) {
+    data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+        guard let base = raw.baseAddress else { return }
+        var offset = 0
+        while offset < raw.count {
+            let n = write(fd, base + offset, raw.count - offset)
+            if n > 0 { offset += n } else if n < 0, errno == EINTR { continue } else { return }
+        }
+    }
+}
+
+/// Everything `fd` yields until its end.
+func readAll(from fd: Int32) -> Data {
+    var result = Data()
+    while true {
+        let chunk = readChunk(from: fd)
+        if chunk.isEmpty { return result }
+        result.append(chunk)
+    }
+}
+
+/// The next bytes `fd` yields (up to 64 KiB, waiting for them); empty at its end.
+func readChunk(from fd: Int32) -> Data {
+    var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n > 0 { return Data(buffer[0..<n]) }
+        if n < 0, errno == EINTR { continue }
+        return Data()
     }
 }
