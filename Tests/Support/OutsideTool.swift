@@ -51,7 +51,9 @@ public struct OutsideTool: Sendable, CustomStringConvertible {
         "prometheus-alertmanager", ["/usr/bin/prometheus-alertmanager", "/usr/local/bin/prometheus-alertmanager"])
     public static let chromium = executable(
         "chromium", ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"])
-    public static let python3 = executable("python3", ["/usr/bin/python3", "/usr/local/bin/python3"] + pathCandidates("python3"))
+    /// The python3 that `/usr/bin/env python3` runs, as the tests do (PATH first: a pyenv or venv
+    /// python, with its own modules, before the system's).
+    public static let python3 = executable("python3", pathCandidates("python3") + ["/usr/bin/python3", "/usr/local/bin/python3"])
 
     /// A Python module imported by a reference script (`prometheus_client`, `duckdb`, `chdb`...).
     public static func python(_ module: String) -> OutsideTool {
