@@ -76,7 +76,10 @@ struct WebSocketHostilePeerTests {
         }
         #expect(received == flood)
         #expect(wrongSize == 0)
-        #expect(afterStall - baseline < 32 << 20, "resident memory grew by \(afterStall - baseline) bytes while the reader stopped")
+        // An unbounded client holds the whole flood (120 MB) after the stall on a quiet machine; the
+        // bound leaves room for the other suites sharing this process's memory (61 MB of growth seen
+        // in a full run with the bounded buffer).
+        #expect(afterStall - baseline < flood * size * 3 / 4, "resident memory grew by \(afterStall - baseline) bytes while the reader stopped")
         let close = try #require(sink.webSockets(connection.configuration.tracer).first { $0.phase == .close })
         #expect(close.messagesIn == flood)
         #expect(close.bytesIn == Int64(flood * size))
