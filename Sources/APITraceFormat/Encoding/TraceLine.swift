@@ -24,7 +24,7 @@ public enum TraceLine: Sendable, Equatable {
 
     /// Decodes one line (without its newline).
     ///
-    /// The line is read by ``TraceRecordScanner``, the one decoder every command and the collector
+    /// The line is read by `TraceRecordScanner`, the one decoder every command and the collector
     /// use, so a line is valid here exactly when it is valid everywhere: JSON as RFC 8259 defines it
     /// (escapes in keys and values included), unknown fields skipped, and a known field with the
     /// wrong type, a value out of range or a missing required field throwing ``Invalid`` that names it.
