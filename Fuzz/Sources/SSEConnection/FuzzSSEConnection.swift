@@ -67,6 +67,10 @@ struct ReferenceReader {
     init(limits: ServerSentEventParser.Limits) { self.limits = limits }
 
     mutating func read(_ input: [UInt8]) {
+        // A stream that so far holds only the start of its byte-order mark (EF, EF BB) is held by the
+        // client until the mark is complete or refuted: not yet a line, so no limit is broken. Only
+        // the stream's first mark is special; after it, the same bytes are text.
+        if input.count < 3, !input.isEmpty, [0xEF, 0xBB, 0xBF].starts(with: input) { return }
         var body = input[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
         var line: [UInt8] = []
