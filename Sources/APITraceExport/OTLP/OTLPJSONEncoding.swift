@@ -5,39 +5,31 @@ import APITraceFormat
 public enum OTLPJSONEncoding {
     /// An `ExportTraceServiceRequest` of the batch's spans.
     public static func traces(_ batch: OTLPBatch) -> [UInt8] {
-        var o = Writer()
-        o.raw("{\"resourceSpans\":[")
-        for (g, group) in batch.spans.enumerated() {
-            if g > 0 { o.raw(",") }
-            o.raw("{")
-            resource(group.resource, into: &o)
-            o.raw(",\"scopeSpans\":[{")
-            scope(into: &o)
-            o.raw(",\"spans\":[")
-            for (i, span) in group.spans.enumerated() {
-                if i > 0 { o.raw(",") }
-                encode(span, into: &o)
-            }
-            o.raw("]}]}")
-        }
-        o.raw("]}")
-        return o.bytes
+        envelope("resourceSpans", "scopeSpans", "spans", batch.spans.map { ($0.resource, $0.spans) }) { encode($0, into: &$1) }
     }
 
     /// An `ExportLogsServiceRequest` of the batch's log records.
     public static func logs(_ batch: OTLPBatch) -> [UInt8] {
+        envelope("resourceLogs", "scopeLogs", "logRecords", batch.logs.map { ($0.resource, $0.records) }) { encode($0, into: &$1) }
+    }
+
+    /// One request of the per-resource, one-scope shape traces and logs share.
+    private static func envelope<Item>(
+        _ resourceKey: StaticString, _ scopeKey: StaticString, _ itemsKey: StaticString, _ groups: [(OTLPResource, [Item])],
+        _ encodeItem: (Item, inout Writer) -> Void
+    ) -> [UInt8] {
         var o = Writer()
-        o.raw("{\"resourceLogs\":[")
-        for (g, group) in batch.logs.enumerated() {
+        o.raw("{\""); o.raw(resourceKey); o.raw("\":[")
+        for (g, (groupResource, items)) in groups.enumerated() {
             if g > 0 { o.raw(",") }
             o.raw("{")
-            resource(group.resource, into: &o)
-            o.raw(",\"scopeLogs\":[{")
+            resource(groupResource, into: &o)
+            o.raw(",\""); o.raw(scopeKey); o.raw("\":[{")
             scope(into: &o)
-            o.raw(",\"logRecords\":[")
-            for (i, record) in group.records.enumerated() {
+            o.raw(",\""); o.raw(itemsKey); o.raw("\":[")
+            for (i, item) in items.enumerated() {
                 if i > 0 { o.raw(",") }
-                encode(record, into: &o)
+                encodeItem(item, &o)
             }
             o.raw("]}]}")
         }
