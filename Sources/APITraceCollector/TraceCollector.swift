@@ -86,7 +86,7 @@ public final class TraceCollector: Sendable {
             return reply(UploadRejection(.bodyTooLarge, "the body is \(body.count) bytes, more than the collector's limit of \(configuration.maxBodyBytes)"))
         }
         do throws(UploadRejection) {
-            let validated = try validator.validate(body)
+            let validated = try validator.validate(body, counting: metrics.ingest?.tally())
             let digest = SHA256.hash(data: body)
             if let contentDigest, let claimed = Self.sha256(fromContentDigest: contentDigest),
                claimed != Array(digest) {
@@ -96,9 +96,9 @@ public final class TraceCollector: Sendable {
             // Named after the bytes received, so sending the same cut body again is "already stored".
             let relative = TraceStore.relativePath(header: validated.header, sha256Hex: hex)
             guard let cutAt = validated.cutAt else {
-                return try stored(store.store(body, relative: relative), bytes: body.count)
+                return try stored(store.store(body, relative: relative), bytes: body.count, counted: validated.tally)
             }
-            if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0) }
+            if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0, counted: nil) }
             // The recompressed lines are about as large as the body they come from.
             guard reserve(body.count) else { return busyReply(.bytes) }
             let salvage: TraceFileWriter.Salvage
@@ -111,7 +111,7 @@ public final class TraceCollector: Sendable {
             let outcome = finished.withUnsafeBytes { bytes in
                 Result { () throws(UploadRejection) in try store.store(bytes, relative: relative) }
             }
-            var reply = stored(try outcome.get(), bytes: finished.count)
+            var reply = stored(try outcome.get(), bytes: finished.count, counted: validated.tally)
             if reply.status == 201 {
                 metrics.recordSalvaged(droppedBytes: salvage.droppedBytes)
                 reply.message += " (the body was cut at byte \(cutAt) of \(body.count): kept \(salvage.keptLines) complete lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line)"
@@ -123,11 +123,12 @@ public final class TraceCollector: Sendable {
         }
     }
 
-    private func stored(_ outcome: TraceStore.Outcome, bytes: Int) -> Reply {
+    /// `counted`: the upload's lines, counted by the check; added to the metrics only when stored.
+    private func stored(_ outcome: TraceStore.Outcome, bytes: Int, counted: IngestTally?) -> Reply {
         switch outcome {
         case .stored(let path):
             // Counted here and only here: of two uploads of one content, only one gets `.stored`.
-            metrics.ingest?.count(file: store.directory + "/" + path)
+            if let counted { metrics.ingest?.add(counted) }
             metrics.recordAccepted(bytes: bytes)
             return Reply(status: 201, message: "stored \(path)")
         case .alreadyStored(let path):

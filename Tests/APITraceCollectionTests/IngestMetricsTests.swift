@@ -244,4 +244,103 @@ struct IngestMetricsTests {
         }
         #expect(counted == expected)
     }
+
+    /// Per (route, status) the weighted requests, and the valid events, of the gzip files in a
+    /// folder, as Python's gzip and json read them: the oracle of what the collector counted.
+    static let pythonCount = """
+        import gzip, json, os, sys
+        out = {"requests": {}, "events": 0}
+        for root, _, names in os.walk(sys.argv[1]):
+            for name in sorted(names):
+                if not name.endswith(".jsonl.gz"): continue
+                lines = gzip.open(os.path.join(root, name)).read().split(b"\\n")
+                for raw in lines[1:-1]:
+                    try: o = json.loads(raw)
+                    except Exception: continue
+                    if o.get("type") not in ("request", "decode_failure", "error", "sse", "log", "dropped", "websocket"): continue
+                    if o.get("type") == "request":
+                        status = o.get("status")
+                        if not isinstance(o.get("duration_ms"), (int, float)) or not (status is None or isinstance(status, int)): continue
+                        rate = o.get("sample_rate")
+                        weight = 1 / rate if status is not None and status < 400 and rate is not None and 0.0001 <= rate <= 1 else 1
+                        key = o["route"] + " " + ("" if status is None else str(status))
+                        out["requests"][key] = out["requests"].get(key, 0) + weight
+                    out["events"] += 1
+        print(json.dumps(out))
+        """
+
+    struct PythonCount: Decodable {
+        var requests: [String: Double]
+        var events: Int
+    }
+
+    /// The collector's request counter summed per (route, status), from the parsed exposition.
+    static func requestsByRouteAndStatus(_ s: [String: Double]) -> [String: Double] {
+        var out: [String: Double] = [:]
+        for (key, value) in s where key.hasPrefix("apitrace_http_client_requests_total{") && value > 0 {
+            let route = key.firstMatch(of: /url_template="([^"]*)"/).map { String($0.output.1) } ?? "?"
+            let status = key.firstMatch(of: /http_response_status_code="([^"]*)"/).map { String($0.output.1) } ?? ""
+            out[route + " " + status, default: 0] += value
+        }
+        return out
+    }
+
+    @Test("counted in the pass that checks the upload: /metrics equals Python's count of the stored files; refused uploads (corrupt, gzip bomb behind honest lines) count nothing, a cut one its complete lines, a re-sent one nothing more", .requires(.prometheusClient))
+    func countsWhatIsStored() async throws {
+        let dir = TemporaryDirectory()
+        let server = try await Self.start(dir)
+        defer { Task { await server.stop() } }
+        // Realistic files (timings, sessions, escapes, transport failures), sampled successes at 0.5.
+        let traces = try GeneratedTraces(events: 3000, files: 3, seed: 23, sampleRate: 0.5)
+        var sent: [[UInt8]] = []
+        for path in traces.paths {
+            let body = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            sent.append(body)
+            #expect(try await HTTPClient.upload(server.uploadURL, body).status == 201)
+        }
+        // A re-sent file is already stored and adds nothing.
+        #expect(try await HTTPClient.upload(server.uploadURL, sent[1]).status == 200)
+
+        let header = #"{"type":"header","format":"apitrace","version":1,"producer":"refused","app":"test","app_version":"1.0","started":"2026-11-22T10:00:00.000Z"}"#
+        func request(_ route: String, _ i: Int) -> String {
+            #"{"type":"request","ts":"2026-11-22T10:00:01.000Z","method":"GET","route":"\#(route)","host":"api.example.com","status":503,"duration_ms":\#(i % 90)}"#
+        }
+        let honest = (0..<500).map { request("/refused-only", $0) }.joined(separator: "\n") + "\n"
+        // Refused: honest lines, then bytes that are not another gzip member.
+        let corrupt = try GzipDeflater.compress(Array((header + "\n" + honest).utf8)) + [0x00, 0x01, 0x02, 0x03]
+        #expect(try await HTTPClient.upload(server.uploadURL, corrupt).status == 400)
+        // Refused: honest lines, then a member that inflates a thousandfold (a bomb behind them).
+        let bomb = try GzipDeflater.compress(Array((header + "\n" + honest).utf8))
+            + GzipDeflater.compress([UInt8](repeating: 0x00, count: 64 << 20), level: 9)
+        #expect(try await HTTPClient.upload(server.uploadURL, bomb).status == 413)
+
+        // Cut at a flush point, as a killed app leaves it: 300 complete lines (one of them invalid), then half a line.
+        let deflater = try GzipDeflater(level: 5)
+        var cut: [UInt8] = []
+        var kept = [header.replacingOccurrences(of: "refused", with: "killed")]
+        kept += (0..<299).map { request("/cut-kept", $0) }
+        kept.append(#"{"type":"request","ts":"2026-11-22T10:00:01.000Z","method":"GET","route":"/cut-kept","status":"503","duration_ms":1}"#)
+        Array((kept.joined(separator: "\n") + "\n").utf8).withUnsafeBytes { deflater.compress($0, flush: .sync, into: &cut) }
+        Array(request("/cut-dropped", 0).utf8.prefix(60)).withUnsafeBytes { deflater.compress($0, flush: .sync, into: &cut) }
+        let answer = try await HTTPClient.upload(server.uploadURL, cut)
+        #expect(answer.status == 201, "\(answer.text)")
+
+        let python = try await runOffPool("/usr/bin/env", ["python3", "-c", Self.pythonCount, dir.path])
+        try #require(python.status == 0, "python3: \(String(decoding: python.stderr, as: UTF8.self))")
+        let expected = try JSONDecoder().decode(PythonCount.self, from: python.stdout)
+        #expect(expected.requests["/cut-kept 503"] == 299, "the stored cut file holds 299 valid requests: \(expected.requests)")
+        #expect(expected.requests.keys.allSatisfy { !$0.hasPrefix("/refused-only") && !$0.hasPrefix("/cut-dropped") })
+
+        _ = try await Self.scrape(server)  // new series show at 0 first
+        let s = try await Self.parsed(try await Self.scrape(server))
+        let counted = Self.requestsByRouteAndStatus(s)
+        #expect(Set(counted.keys) == Set(expected.requests.keys))
+        for (key, value) in expected.requests {
+            #expect(abs((counted[key] ?? -1) - value) < 1e-9, "\(key): counted \(counted[key] ?? -1), Python \(value)")
+        }
+        #expect(s["apitrace_collector_events_counted_total{}"] == Double(expected.events))
+        #expect(s["apitrace_collector_files_counted_total{}"] == 4)
+        #expect(s["apitrace_collector_invalid_lines_total{}"] == 1)
+        #expect(s["apitrace_collector_files_uncounted_total{}"] == 0)
+    }
 }

@@ -12,10 +12,11 @@ import APITraceFormat
 /// does both, and sharing it keeps one definition of every series for the export and the collector.
 ///
 /// - A file is counted only when it is stored for the first time: a re-sent file (the same content,
-///   so the same name) is answered "already stored" and adds nothing.
-/// - Each file is read once through the reading layer (``TraceFileReader/forEachRecord(header:_:)``)
-///   outside the lock, into a tally grouped by series (strings made once per series, not per
-///   line), then added in: uploads on several store threads only wait for each other while adding.
+///   so the same name) is answered "already stored" and adds nothing; a refused one adds nothing.
+/// - Each upload is counted in the one pass that checks it (``UploadValidator``: one inflate, each
+///   line scanned once by the reading layer's rules, ``TraceRecordStream``) outside the lock, into
+///   a tally grouped by series (strings made once per series, not per line), then added in once it
+///   is stored: uploads on several store threads only wait for each other while adding.
 /// - Counters only grow for the life of the process; a restart is an ordinary Prometheus reset.
 /// - A series appears at 0 in the first scrape that shows it and with its count from the next one
 ///   on, so Prometheus' `increase()` sees its first events (see ``OpenMetricsExporter/text(endOfFile:announcing:)``).
@@ -37,9 +38,10 @@ final class IngestMetrics: Sendable {
         state = Locked(State(metrics: OpenMetricsExporter(limits: limits)))
     }
 
-    /// Counts the events of a file just stored at `path`. Blocking (reads the file); thread-safe.
-    func count(file path: String) {
-        let (tally, scan) = OpenMetricsExporter.tally(file: path, limits: limits)
+    /// Adds the counts of an upload just stored (from the pass that checked it). Thread-safe; the
+    /// lock is held while adding, never while reading.
+    func add(_ upload: IngestTally) {
+        let (tally, scan) = upload.counted
         state.withLock { state in
             guard scan.header != nil else { state.unreadable += 1; return }
             state.metrics.add(tally)
@@ -48,6 +50,9 @@ final class IngestMetrics: Sendable {
             state.invalidLines += scan.invalidLines
         }
     }
+
+    /// A tally for one upload, bounded by these metrics' limits.
+    func tally() -> IngestTally { IngestTally(limits: limits) }
 
     /// The families of the counted events, then the collector's own ingest counters; no `# EOF`.
     func text() -> String {

@@ -11,6 +11,9 @@ import APITraceFormat
 /// refused after a few megabytes of work instead of a gigabyte, even behind honest lines.
 /// A body whose gzip data stops early (the file of a killed app, cut at a flush point) passes
 /// with ``Validated/cutAt`` set, as long as its header line is complete.
+///
+/// Given an ``IngestTally``, the same pass counts the body's lines for `/metrics`: one inflate
+/// per upload whether it is counted or not.
 struct UploadValidator: Sendable {
     /// Largest decompressed size accepted.
     var maxDecompressedBytes: Int
@@ -36,10 +39,13 @@ struct UploadValidator: Sendable {
         var header: TraceFileHeader
         /// Where the gzip data stops, when the body is cut before its end.
         var cutAt: Int?
+        /// The body's lines counted, when a tally was given (complete lines only, as a cut body is stored).
+        var tally: IngestTally?
     }
 
-    /// Returns the file's header and whether it is cut, or throws ``UploadRejection``.
-    func validate(_ body: UnsafeRawBufferPointer) throws(UploadRejection) -> Validated {
+    /// Returns the file's header and whether it is cut, or throws ``UploadRejection``; counts the
+    /// body's lines into `tally` in the same pass (to be added to the metrics once stored).
+    func validate(_ body: UnsafeRawBufferPointer, counting tally: IngestTally? = nil) throws(UploadRejection) -> Validated {
         guard body.count > 0 else { throw UploadRejection(.emptyBody, "the body is empty; send the bytes of a finished .jsonl.gz trace file") }
         guard body.count >= 2, body[0] == 0x1F, body[1] == 0x8B else {
             throw UploadRejection(.notGzip, "the body is not gzip data (it does not start with 1f 8b); send the .jsonl.gz file as is")
@@ -65,6 +71,7 @@ struct UploadValidator: Sendable {
                 if total - start.total > allowance &+ ratio &* (fed - start.fed) {
                     throw TooDense(inflated: total - start.total, from: start.fed, to: fed)
                 }
+                tally?.take(chunk)
                 if !lineComplete {
                     if let newline = chunk.firstIndex(of: 0x0A) {
                         firstLine.append(contentsOf: chunk[..<newline])
@@ -124,6 +131,7 @@ struct UploadValidator: Sendable {
         guard header.version <= TraceFileHeader.currentVersion else {
             throw UploadRejection(.newerVersion, "the file is format version \(header.version), newer than this collector reads (\(TraceFileHeader.currentVersion)); upgrade the collector")
         }
-        return Validated(header: header, cutAt: cutAt)
+        tally?.finish()
+        return Validated(header: header, cutAt: cutAt, tally: tally)
     }
 }

@@ -2,7 +2,7 @@ import APITraceFormat
 
 extension OpenMetricsExporter {
     /// The metrics of one trace file, gathered outside any lock and added to an exporter in one go
-    /// (`add(_:)`).
+    /// (`add(_:)`): the collector fills one per upload in the pass that checks it.
     ///
     /// Request lines are grouped by the raw bytes of their labels (method, route, host, status,
     /// error, outcome) in a reused buffer, so a file of thousands of requests makes strings once per
@@ -31,10 +31,14 @@ extension OpenMetricsExporter {
         fileprivate var others: OpenMetricsExporter
         fileprivate var appVersion = ""
 
-        init(limits: Limits) { others = OpenMetricsExporter(limits: limits) }
+        /// An empty tally, bounded by `limits` for the events other than requests.
+        package init(limits: Limits) { others = OpenMetricsExporter(limits: limits) }
+
+        /// Starts the file: its header names the `app_version` its events are counted under.
+        package mutating func begin(header: TraceFileHeader) { appVersion = header.appVersion ?? "" }
 
         /// Counts one record of the file.
-        mutating func add(_ record: TraceRecord) {
+        package mutating func add(_ record: TraceRecord) {
             guard record.kind == .request else {
                 others.add(record, appVersion: appVersion)
                 return
@@ -70,20 +74,6 @@ extension OpenMetricsExporter {
             entries[i].sum += seconds * weight
             entries[i].buckets[bucket] += weight
         }
-    }
-
-    /// Reads one trace file once through the reading layer (``TraceFileReader/forEachRecord(header:_:)``)
-    /// into a ``FileTally``; returns it with what reading met (header, events, skipped lines, warnings).
-    package static func tally(file path: String, limits: Limits = Limits()) -> (tally: FileTally, scan: TraceFileReader.RecordScan) {
-        var tally = FileTally(limits: limits)
-        let scan = TraceFileReader(path: path).forEachRecord(header: { header in
-            tally.appVersion = header.appVersion ?? ""
-            return true
-        }) { record, _ in
-            tally.add(record)
-            return true
-        }
-        return (tally, scan)
     }
 
     /// Adds a file's tally, bounded by this exporter's limits.

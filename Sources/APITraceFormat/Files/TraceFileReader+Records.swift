@@ -79,13 +79,35 @@ extension TraceFileReader {
         header accept: (TraceFileHeader, UnsafeRawBufferPointer) -> Bool,
         _ body: (TraceRecord, UnsafeRawBufferPointer, Int) -> Bool
     ) -> RecordScan {
-        var scan = RecordScan()
-        var scanner = TraceRecordScanner()
-        var lineWarnings = LineWarnings(path: path)
+        var lines = RecordLines(path: path)
         let raw = forEachRawLine { bytes, number in
+            lines.read(bytes, number: number, header: accept, body)
+        }
+        return lines.finish(raw)
+    }
+
+    /// The per-line rules of ``forEachRecordLine(header:_:)``, apart from where the lines come
+    /// from: a file (``forEachRawLine(_:)``) or decompressed bytes handed in (``TraceRecordStream``,
+    /// the collector's upload check), so both read, count and skip lines alike.
+    package struct RecordLines {
+        /// What was read so far; complete after ``finish(_:)``.
+        package private(set) var scan = RecordScan()
+        private var scanner = TraceRecordScanner()
+        private var lineWarnings: LineWarnings
+
+        /// Lines of the file at `path` (named in warnings).
+        package init(path: String) { lineWarnings = LineWarnings(path: path) }
+
+        /// Reads line `number` (without its newline): the header first, then each event, handed to
+        /// `body`; returns false to stop (the header declined, or `body` said so).
+        package mutating func read(
+            _ bytes: UnsafeRawBufferPointer, number: Int,
+            header accept: (TraceFileHeader, UnsafeRawBufferPointer) -> Bool,
+            _ body: (TraceRecord, UnsafeRawBufferPointer, Int) -> Bool
+        ) -> Bool {
             if bytes.isEmpty { return true }
             guard scan.header != nil else {
-                switch HeaderCheck.check(bytes, line: number, path: path) {
+                switch HeaderCheck.check(bytes, line: number, path: lineWarnings.path) {
                 case .failure(let warning):
                     scan.warnings.append(warning)
                     return false
@@ -114,10 +136,15 @@ extension TraceFileReader {
             }
             return true
         }
-        scan.bytes = raw.bytes
-        if scan.declined { return scan }
-        scan.warnings += lineWarnings.all(eventsKept: scan.events)
-        scan.warnings += raw.finish(header: scan.header != nil, eventsKept: scan.events, path: path)
-        return scan
+
+        /// The scan with the warnings of the lines and of how reading ended (`raw`).
+        package func finish(_ raw: RawResult) -> RecordScan {
+            var scan = scan
+            scan.bytes = raw.bytes
+            if scan.declined { return scan }
+            scan.warnings += lineWarnings.all(eventsKept: scan.events)
+            scan.warnings += raw.finish(header: scan.header != nil, eventsKept: scan.events, path: lineWarnings.path)
+            return scan
+        }
     }
 }

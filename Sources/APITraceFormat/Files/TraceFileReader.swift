@@ -226,7 +226,7 @@ private struct StopReading: Error {}
 
 /// Splits a stream of bytes into lines, carrying a partial line from one block to the next, and
 /// never more than `limit` bytes of one: a longer line is handed out as `nil` and skipped.
-struct LineSplitter {
+package struct LineSplitter {
     private var carry: [UInt8] = []
     private let limit: Int
     /// True while skipping the rest of a line that passed the limit.
@@ -235,16 +235,16 @@ struct LineSplitter {
     private var consumed = 0
     private var nextLineStart = 0
 
-    init(limit: Int = .max) { self.limit = limit }
+    package init(limit: Int = .max) { self.limit = limit }
 
-    var hasPartialLine: Bool { !carry.isEmpty && !skipping }
+    package var hasPartialLine: Bool { !carry.isEmpty && !skipping }
 
     /// True while the current line has passed the limit and its rest is being skipped.
-    var isSkippingLongLine: Bool { skipping }
+    package var isSkippingLongLine: Bool { skipping }
 
     /// Calls `body` for each complete line (`nil` for one past the limit) with the decompressed byte
     /// offset where it starts; returns false as soon as `body` does.
-    mutating func split(_ block: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?, Int) -> Bool) -> Bool {
+    package mutating func split(_ block: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?, Int) -> Bool) -> Bool {
         defer { consumed += block.count }
         guard let base = block.baseAddress else { return true }
         var start = 0
