@@ -119,6 +119,19 @@ public struct TraceFilter: Sendable, Equatable {
         return true
     }
 
+    /// True when every request passes: no time, host or route condition (the app version is the file's).
+    package var keepsEveryRequest: Bool { since == nil && until == nil && route == nil && host == nil }
+
+    /// ``matches(_:)`` for a scanned `request` line, without making its event (the streamed HAR export).
+    package func matches(request record: TraceRecord) -> Bool {
+        guard matches(time: TraceTimestamp(millisecondsSince1970: record.timestamp)) else { return false }
+        if let host {
+            guard let own = record.host, own.bytes.elementsEqual(host.utf8) else { return false }
+        }
+        if route != nil { return matches(route: record.route?.string) }
+        return true
+    }
+
     /// True when a route or host condition is set (events then need those fields to match).
     var hasFieldConditions: Bool { route != nil || host != nil }
 

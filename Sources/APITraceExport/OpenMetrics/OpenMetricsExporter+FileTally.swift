@@ -37,6 +37,19 @@ extension OpenMetricsExporter {
         /// Starts the file: its header names the `app_version` its events are counted under.
         package mutating func begin(header: TraceFileHeader) { appVersion = header.appVersion ?? "" }
 
+        /// The outcome as one key byte (`allCases` would build an array per request).
+        @inline(__always)
+        private static func outcomeByte(_ outcome: RequestOutcome) -> UInt8 {
+            switch outcome {
+            case .success: 0
+            case .clientError: 1
+            case .serverError: 2
+            case .transport: 3
+            case .cancelled: 4
+            case .offline: 5
+            }
+        }
+
         /// Counts one record of the file.
         package mutating func add(_ record: TraceRecord) {
             guard record.kind == .request else {
@@ -56,7 +69,7 @@ extension OpenMetricsExporter {
             let status = record.status ?? 0
             key.append(UInt8(truncatingIfNeeded: status >> 8))
             key.append(UInt8(truncatingIfNeeded: status))
-            key.append(UInt8(RequestOutcome.allCases.firstIndex(of: record.outcome) ?? 0))
+            key.append(Self.outcomeByte(record.outcome))
             let i: Int
             if let found = index[Key(bytes: key)] {
                 i = found

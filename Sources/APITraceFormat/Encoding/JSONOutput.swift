@@ -120,29 +120,32 @@ package struct JSONOutput {
 
     /// Appends a JSON string literal with the escapes RFC 8259 requires.
     package mutating func appendString(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
         var value = value
-        value.withUTF8 { utf8 in
-            var start = 0
-            for i in 0..<utf8.count {
-                let c = utf8[i]
-                if c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { continue }
-                if i > start { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
-                start = i + 1
-                bytes.append(UInt8(ascii: "\\"))
-                switch c {
-                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), 48, 48, hex[Int(c >> 4)], hex[Int(c & 15)]])
-                }
+        value.withUTF8 { appendString(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Appends a JSON string literal of UTF-8 bytes (a line's text, no `String` made) with the escapes RFC 8259 requires.
+    package mutating func appendString(utf8: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        var start = 0
+        for i in 0..<utf8.count {
+            let c = utf8[i]
+            if c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { continue }
+            if i > start { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[start..<i])) }
+            start = i + 1
+            bytes.append(UInt8(ascii: "\\"))
+            switch c {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            default:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "u"), 48, 48, hex[Int(c >> 4)], hex[Int(c & 15)]])
             }
-            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         }
+        if start < utf8.count { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[start...])) }
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -16,8 +16,9 @@ extension APITrace {
                 textfile collector reads it; see Dashboards/README.md). Request series carry the files' app_version. \
                 For periodic exports pass --state FILE: counters then only grow, each file's events are counted \
                 once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
-                har: the requests of the traces (or of one --session) as HAR 1.2. Traces hold routes, not \
-                URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes.
+                har: the requests of the traces (or of one --session) as HAR 1.2, in start-time order. Traces hold routes, not \
+                URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes. \
+                Written as a stream in bounded memory: requests beyond 16 MiB wait in sorted temporary files in TMPDIR.
                 otlp: requests as CLIENT spans, the other events as log records, and cumulative metrics, sent over \
                 OTLP/HTTP to --endpoint (a base URL: /v1/traces, /v1/logs, /v1/metrics are appended; default \
                 OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318), protobuf unless --otlp-protocol http/json, \
@@ -78,6 +79,7 @@ extension APITrace {
 
         func run() throws {
             if format == .otlp { return try runOTLP() }
+            if format == .har { return try runHAR() }
             let filter = try filters.filter()
             let sources = paths.isEmpty ? [TraceDirectory.default] : paths
             var cumulative = CumulativeExport(selection: selection)
@@ -87,12 +89,11 @@ extension APITrace {
                     throw ExitCode(1)
                 }
             }
-            var har = HARExporter(session: session)
             let session = session
             let reader = TraceExportReader(
                 since: filter.since, until: filter.until, keepFile: filter.matches(header:),
                 keepEvent: { filter.matches($0) && (session == nil || $0.session == session) })
-            let read = format == .prometheus ? reader.read(sources, into: &cumulative) : reader.read(sources, into: &har)
+            let read = reader.read(sources, into: &cumulative)
             for warning in read.warnings.map(\.description) { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
             guard read.usableFiles > 0 else {
                 FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
@@ -105,7 +106,7 @@ extension APITrace {
                     throw ExitCode(1)
                 }
             }
-            let data = format == .prometheus ? Data(cumulative.metrics.text().utf8) : har.archive()
+            let data = Data(cumulative.metrics.text().utf8)
             if let output {
                 do { try AtomicFileWriter.write(data, to: output, permissions: 0o666) } catch {
                     FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
@@ -116,5 +117,37 @@ extension APITrace {
             }
         }
 
-    }
+    
+        /// `--format har`: the requests held in start order in bounded memory, then streamed out.
+        private func runHAR() throws {
+            let filter = try filters.filter()
+            let sources = paths.isEmpty ? [TraceDirectory.default] : paths
+            var reader = TraceExportReader(since: filter.since, until: filter.until, keepFile: filter.matches(header:))
+            if !filter.keepsEveryRequest { reader.keepRecord = { filter.matches(request: $0) } }
+            var har = HARStream(session: session)
+            let read: TraceExportReader.Outcome
+            do { read = try reader.read(sources, into: &har) } catch {
+                FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+            for warning in read.warnings.map(\.description) { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
+            guard read.usableFiles > 0 else {
+                FileHandle.standardError.write(Data("apitrace: no usable trace file in \(sources.joined(separator: ", "))\n".utf8))
+                throw ExitCode(1)
+            }
+            do {
+                if let output {
+                    let file = try AtomicFileWriter(path: output, permissions: 0o666)
+                    try har.write { block in try file.write(block) }
+                    try file.commit()
+                } else {
+                    let out = StandardOutput()
+                    try har.write { out.write(block: $0) }
+                }
+            } catch {
+                FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+}
 }

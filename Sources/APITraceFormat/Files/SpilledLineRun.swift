@@ -7,7 +7,7 @@ import Musl
 import Darwin
 #endif
 
-/// A run of lines in time order, written to a temporary file so that `cat --sort` holds a bounded
+/// A run of lines in time order, written to a temporary file so that sorting (``PendingLines``) holds a bounded
 /// amount of memory whatever the overlap of its files; read back one line at a time while merging.
 ///
 /// The file is unlinked as soon as it is made: it takes no name in the folder, and it is gone when
@@ -114,7 +114,7 @@ final class SpilledLineRun {
     }
 }
 
-/// `cat --sort` could not hold back lines in its temporary folder (full, read-only, missing).
+/// `cat --sort` or the HAR export could not hold back lines in the temporary folder (full, read-only, missing).
 package struct SortSpillError: Error, Sendable, CustomStringConvertible {
     /// The folder the temporary runs went to.
     package var directory: String
