@@ -36,85 +36,61 @@ package enum HAREntryWriter {
         out.bytes.append(contentsOf: "\n    ],\n    \"version\" : \"1.2\"\n  }\n}".utf8)
     }
 
-    /// Appends the entry of a `request` record (indented for the `entries` array).
+    /// Appends the entry of a `request` record (indented for the `entries` array): the constant
+    /// text between values is written in whole runs, so an entry takes about 30 copies.
     package static func append(_ r: TraceRecord, to out: inout JSONOutput) {
         let total = r.durationMs ?? 0
-        let failed = r.status == nil
         let hasTiming = r.dnsMs != nil || r.connectMs != nil || r.tlsMs != nil || r.ttfbMs != nil || r.networkProtocol != nil || r.reused != nil
         let version = httpVersion(r.networkProtocol)
-        func key(_ name: StaticString, _ indent: Int) {
-            out.bytes.append(0x0A)
-            for _ in 0..<indent { out.bytes.append(0x20) }
-            out.bytes.append(UInt8(ascii: "\""))
-            out.bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            out.bytes.append(contentsOf: [UInt8(ascii: "\""), 0x20, UInt8(ascii: ":"), 0x20])
+        out.bytes.reserveCapacity(out.bytes.count + 1536)
+        func literal(_ text: StaticString) {
+            out.bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }
-        func literal(_ text: StaticString) { out.bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
         func text(_ t: RawText?) { if let t { out.appendString(utf8: t.bytes) } else { literal("\"\"") } }
-        func int(_ v: Int64) { out.appendInteger(v) }
         func number(_ v: Double) { appendNumber(v, to: &out) }
 
-        literal("      {")
-        key("_attempt", 8); int(r.attempt ?? 1); literal(",")
-        if let error = r.error { key("_error", 8); text(error); literal(",") }
-        if let reused = r.reused { key("_reusedConnection", 8); literal(reused ? "true" : "false"); literal(",") }
-        key("_route", 8); text(r.route); literal(",")
-        if let session = r.session { key("_session", 8); text(session); literal(",") }
-        if let traceID = r.traceID { key("_traceId", 8); text(traceID); literal(",") }
-        key("cache", 8); literal("{\n\n        },")
-        key("request", 8); literal("{")
-        key("bodySize", 10); int(r.bytesOut ?? -1); literal(",")
-        key("cookies", 10); literal("[\n\n          ],")
-        key("headers", 10); literal("[\n\n          ],")
-        key("headersSize", 10); literal("-1,")
-        key("httpVersion", 10); literal(version); literal(",")
-        key("method", 10); text(r.method); literal(",")
-        key("queryString", 10); literal("[\n\n          ],")
-        key("url", 10); appendURL(host: r.host, route: r.route, to: &out)
-        literal("\n        },")
-        key("response", 8); literal("{")
-        key("bodySize", 10); int(r.bytesIn ?? -1); literal(",")
-        key("content", 10); literal("{")
-        key("mimeType", 12); literal("\"\",")
-        key("size", 12); int(r.bytesIn ?? 0)
-        literal("\n          },")
-        key("cookies", 10); literal("[\n\n          ],")
-        key("headers", 10); literal("[\n\n          ],")
-        key("headersSize", 10); literal("-1,")
-        key("httpVersion", 10); literal(version); literal(",")
-        key("redirectURL", 10); literal("\"\",")
-        key("status", 10); int(Int64(r.status ?? 0)); literal(",")
-        key("statusText", 10)
-        if failed {
-            if let error = r.error { text(error) } else { literal("\"transport error\"") }
+        literal("      {\n        \"_attempt\" : "); out.appendInteger(r.attempt ?? 1)
+        if let error = r.error { literal(",\n        \"_error\" : "); text(error) }
+        if let reused = r.reused { literal(",\n        \"_reusedConnection\" : "); literal(reused ? "true" : "false") }
+        literal(",\n        \"_route\" : "); text(r.route)
+        if let session = r.session { literal(",\n        \"_session\" : "); text(session) }
+        if let traceID = r.traceID { literal(",\n        \"_traceId\" : "); text(traceID) }
+        literal(",\n        \"cache\" : {\n\n        },\n        \"request\" : {\n          \"bodySize\" : "); out.appendInteger(r.bytesOut ?? -1)
+        literal(",\n          \"cookies\" : [\n\n          ],\n          \"headers\" : [\n\n          ],\n          \"headersSize\" : -1,\n          \"httpVersion\" : ")
+        literal(version)
+        literal(",\n          \"method\" : "); text(r.method)
+        literal(",\n          \"queryString\" : [\n\n          ],\n          \"url\" : "); appendURL(host: r.host, route: r.route, to: &out)
+        literal("\n        },\n        \"response\" : {\n          \"bodySize\" : "); out.appendInteger(r.bytesIn ?? -1)
+        literal(",\n          \"content\" : {\n            \"mimeType\" : \"\",\n            \"size\" : "); out.appendInteger(r.bytesIn ?? 0)
+        literal("\n          },\n          \"cookies\" : [\n\n          ],\n          \"headers\" : [\n\n          ],\n          \"headersSize\" : -1,\n          \"httpVersion\" : ")
+        literal(version)
+        literal(",\n          \"redirectURL\" : \"\",\n          \"status\" : "); out.appendInteger(Int64(r.status ?? 0))
+        literal(",\n          \"statusText\" : ")
+        if let status = r.status {
+            out.bytes.append(UInt8(ascii: "\""))
+            out.bytes.append(contentsOf: reasonPhrase(status).utf8)
+            out.bytes.append(UInt8(ascii: "\""))
+        } else if let error = r.error {
+            text(error)
         } else {
-            out.bytes.append(UInt8(ascii: "\""))
-            out.bytes.append(contentsOf: reasonPhrase(r.status!).utf8)
-            out.bytes.append(UInt8(ascii: "\""))
+            literal("\"transport error\"")
         }
-        literal("\n        },")
-        key("startedDateTime", 8)
-        out.bytes.append(UInt8(ascii: "\""))
+        literal("\n        },\n        \"startedDateTime\" : \"")
         TraceTimestamp(millisecondsSince1970: started(r)).appendRFC3339(to: &out.bytes)
-        literal("\",")
-        key("time", 8); number(total); literal(",")
-        key("timings", 8); literal("{")
+        literal("\",\n        \"time\" : "); number(total)
+        literal(",\n        \"timings\" : {")
         if hasTiming {
             // HAR counts TLS within connect; receiving runs from the first byte to the end, waiting is the rest.
             let dns = r.dnsMs ?? -1, connect = r.connectMs ?? -1
             let receive = r.ttfbMs.map { max(0, total - $0) } ?? 0
             let wait = max(0, total - max(dns, 0) - max(connect, 0) - receive)
-            key("blocked", 10); literal("-1,")
-            key("connect", 10); number(connect); literal(",")
-            key("dns", 10); number(dns); literal(",")
-            key("receive", 10); number(receive); literal(",")
-            key("send", 10); literal("0,")
-            key("ssl", 10); number(r.tlsMs ?? -1); literal(",")
-            key("wait", 10); number(wait)
+            literal("\n          \"blocked\" : -1,\n          \"connect\" : "); number(connect)
+            literal(",\n          \"dns\" : "); number(dns)
+            literal(",\n          \"receive\" : "); number(receive)
+            literal(",\n          \"send\" : 0,\n          \"ssl\" : "); number(r.tlsMs ?? -1)
+            literal(",\n          \"wait\" : "); number(wait)
         } else {
-            key("receive", 10); literal("0,")
-            key("send", 10); literal("0,")
-            key("wait", 10); number(total)
+            literal("\n          \"receive\" : 0,\n          \"send\" : 0,\n          \"wait\" : "); number(total)
         }
         literal("\n        }\n      }")
     }
@@ -164,17 +140,20 @@ package enum HAREntryWriter {
         let path = route?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
         var firstSegmentOfRelative = path.first != UInt8(ascii: "/")
         if firstSegmentOfRelative { url.append(UInt8(ascii: "/")) }
-        let hex = Array("0123456789ABCDEF".utf8)
         for byte in path {
             if byte == UInt8(ascii: "/") { firstSegmentOfRelative = false }
             if pathAllowed[Int(byte)] && !(firstSegmentOfRelative && byte == UInt8(ascii: ":")) {
                 url.append(byte)
             } else {
-                url.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+                url.append(UInt8(ascii: "%"))
+                url.append(hexDigits[Int(byte >> 4)])
+                url.append(hexDigits[Int(byte & 15)])
             }
         }
         url.withUnsafeBytes { out.appendString(utf8: $0) }
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// Bytes Foundation's `CharacterSet.urlPathAllowed` leaves as they are in a path: letters,
     /// digits and `!$&'()*+,-./:=@_~`.
