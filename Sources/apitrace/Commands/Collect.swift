@@ -46,26 +46,26 @@ extension APITrace {
         @Option(help: "Most body bytes all uploads in progress may hold; more get 503 with Retry-After. At least --max-body-bytes.")
         var maxBytesInFlight = 256 << 20
 
-        @Option(help: "Retry-After sent with a 503, in seconds.")
-        var busyRetryAfter = 5
+        @Option(help: "Retry-After sent with a 503 (a duration, sent in whole seconds; a bare number is seconds).")
+        var busyRetryAfter = DurationArgument("5s")
 
         @Option(help: "Time a client has to send a whole request head, \(TimeGrammar.durationHelp) (a bare number is seconds); slower connections are closed.")
-        var headerTimeout = "10s"
+        var headerTimeout = DurationArgument("10s")
 
         @Option(help: "Time a body may bring no byte before the connection is closed (a duration; a bare number is seconds).")
-        var bodyIdleTimeout = "15s"
+        var bodyIdleTimeout = DurationArgument("15s")
 
         @Option(help: "Time a whole body may take to arrive (a duration; a bare number is seconds).")
-        var bodyTimeout = "5m"
+        var bodyTimeout = DurationArgument("5m")
 
         @Option(help: "Least bytes per second a body must bring over each --body-rate-window; slower connections are closed (0: no minimum).")
         var minBodyRate = 1024
 
         @Option(help: "Window the minimum body rate is measured over (a duration; a bare number is seconds).")
-        var bodyRateWindow = "10s"
+        var bodyRateWindow = DurationArgument("10s")
 
         @Option(help: "On SIGTERM, time a body still arriving has to finish before its connection is closed (a duration).")
-        var shutdownGrace = "2s"
+        var shutdownGrace = DurationArgument("2s")
 
         @Flag(help: "Do not count the events of stored files into /metrics (only the collector's own counters are served).")
         var noIngestMetrics = false
@@ -81,20 +81,16 @@ extension APITrace {
                 throw ValidationError("Give the accepted token with --token-file FILE or --token-env NAME.")
             }
             if parsedListen == nil { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:9090.") }
-            for (name, value) in [("--header-timeout", headerTimeout), ("--body-idle-timeout", bodyIdleTimeout), ("--body-timeout", bodyTimeout), ("--body-rate-window", bodyRateWindow), ("--shutdown-grace", shutdownGrace)] {
-                guard let ms = TimeGrammar.milliseconds(value) else { throw ValidationError("\(name) \(value): expected \(TimeGrammar.durationHelp), or a number of seconds.") }
-                guard ms > 0 else { throw ValidationError("\(name) must be above 0.") }
+            for (name, value) in [("--header-timeout", headerTimeout), ("--body-idle-timeout", bodyIdleTimeout), ("--body-timeout", bodyTimeout), ("--body-rate-window", bodyRateWindow), ("--shutdown-grace", shutdownGrace)] where value.milliseconds <= 0 {
+                throw ValidationError("\(name) must be above 0.")
             }
-            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || maxDecompressionRatio <= 0 || minBodyRate < 0 || busyRetryAfter < 0 || maxRoutes < 2 || maxIdentities < 2 {
+            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || maxDecompressionRatio <= 0 || minBodyRate < 0 || maxRoutes < 2 || maxIdentities < 2 {
                 throw ValidationError("The limits must be positive (--min-body-rate may be 0; --max-routes and --max-identities at least 2: one value and (other)).")
             }
             if maxBytesInFlight < maxBodyBytes {
                 throw ValidationError("--max-bytes-in-flight (\(maxBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes)), or no large file could ever be stored.")
             }
         }
-
-        /// A duration option, checked by ``validate()``.
-        private static func duration(_ text: String) -> Duration { .milliseconds(TimeGrammar.milliseconds(text) ?? 0) }
 
         private var parsedListen: (host: String, port: Int)? {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
@@ -130,11 +126,11 @@ extension APITrace {
                     directory: dir, tokens: try tokens(), maxBodyBytes: maxBodyBytes,
                     maxDecompressedBytes: maxDecompressedBytes, maxDecompressionRatio: maxDecompressionRatio,
                     maxConcurrentUploads: maxConcurrentUploads,
-                    maxBytesInFlight: maxBytesInFlight, busyRetryAfterSeconds: busyRetryAfter,
-                    headerTimeout: Self.duration(headerTimeout), bodyIdleTimeout: Self.duration(bodyIdleTimeout),
-                    minBodyBytesPerSecond: minBodyRate, bodyRateWindow: Self.duration(bodyRateWindow),
-                    shutdownGrace: Self.duration(shutdownGrace),
-                    bodyTimeout: Self.duration(bodyTimeout), ingestMetrics: !noIngestMetrics,
+                    maxBytesInFlight: maxBytesInFlight, busyRetryAfterSeconds: busyRetryAfter.wholeSeconds,
+                    headerTimeout: headerTimeout.duration, bodyIdleTimeout: bodyIdleTimeout.duration,
+                    minBodyBytesPerSecond: minBodyRate, bodyRateWindow: bodyRateWindow.duration,
+                    shutdownGrace: shutdownGrace.duration,
+                    bodyTimeout: bodyTimeout.duration, ingestMetrics: !noIngestMetrics,
                     metricLimits: .init(routes: maxRoutes, identities: maxIdentities)))
             } catch let error as CollectorSetupError {
                 FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
