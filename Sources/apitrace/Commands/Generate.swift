@@ -1,4 +1,4 @@
-import APITraceTesting
+import APITraceSynthetic
 import ArgumentParser
 import Foundation
 
