@@ -169,11 +169,12 @@ public final class TraceUploader: Sendable {
 
     /// Finished files waiting to be sent, oldest first.
     public func pendingFiles() -> [String] {
-        pendingFiles(finished: nil)
+        pendingFiles(finished: [])
     }
 
-    /// Finished files waiting to be sent; `finished`, just finished by the writer, need not wait ``Configuration/minimumFileAge``.
-    private func pendingFiles(finished: String?) -> [String] {
+    /// Finished files waiting to be sent; those in `finished`, handed over by the writer, need not
+    /// wait ``Configuration/minimumFileAge``.
+    private func pendingFiles(finished: Set<String>) -> [String] {
         let dir = configuration.directory
         let prefix = dir.hasSuffix("/") ? dir : dir + "/"
         let active = configuration.activeFile()
@@ -185,7 +186,7 @@ public final class TraceUploader: Sendable {
             .map { prefix + $0 }
             .filter { path in
                 path != active && !Self.isSamePath(path, active)
-                    && (Self.modificationTime(path) <= settled || path == finished || Self.isSamePath(path, finished))
+                    && (Self.modificationTime(path) <= settled || finished.contains(path))
             }
     }
 
@@ -204,6 +205,9 @@ public final class TraceUploader: Sendable {
         var failures = 0
         let clock = ContinuousClock()
         var nextSegment = clock.now.advanced(by: configuration.segmentInterval)
+        // Segments the writer handed over and not yet delivered: sent without the minimumFileAge wait,
+        // and, while they fail, still pending (so a failing upload is never mistaken for an empty folder).
+        var segments: Set<String> = []
         while !Task.isCancelled {
             if isPaused {
                 for waiter in takeSendWaiters() { waiter.resume() }
@@ -212,12 +216,11 @@ public final class TraceUploader: Sendable {
             }
             // Taken before the cut, so each waiter's events are in the segment it waits for.
             let waiters = takeSendWaiters()
-            var segment: String?
             if let finish = configuration.finishActiveFile {
                 // While uploads fail, no segment is cut: an offline device keeps the writer's own
                 // hourly files (within its folder budgets), not one file per stale minute.
                 if !waiters.isEmpty || (failures == 0 && clock.now >= nextSegment) {
-                    segment = await Self.offThread(finish)
+                    if let segment = await Self.offThread(finish) { segments.insert(segment) }
                     nextSegment = clock.now.advanced(by: configuration.segmentInterval)
                 } else if clock.now >= nextSegment {
                     nextSegment = clock.now.advanced(by: configuration.segmentInterval)
@@ -226,7 +229,8 @@ public final class TraceUploader: Sendable {
             let idle: Duration = configuration.finishActiveFile == nil
                 ? configuration.scanInterval
                 : max(.milliseconds(10), min(configuration.scanInterval, clock.now.duration(to: nextSegment)))
-            let files = pendingFiles(finished: segment)
+            segments = segments.filter { FileStatus(path: $0) != nil }
+            let files = pendingFiles(finished: segments)
             if files.isEmpty {
                 // Nothing left to send: nothing is failing.
                 failures = 0
