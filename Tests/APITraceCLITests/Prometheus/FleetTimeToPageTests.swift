@@ -17,7 +17,9 @@ import Testing
 /// second, Alertmanager groups within a second, and the rule's windows are written short in the
 /// test's rules file (2 m / 30 s). The devices keep the defaults: a 60 s segment cadence, 2 s
 /// minimumFileAge, 30 s scan, 1 s to 5 min backoff. The collector is SIGKILLed and restarted on the
-/// same folder and port mid-test: uploads fail meanwhile and are sent again.
+/// same folder and port mid-test: uploads fail meanwhile and are sent again. Half the devices go
+/// through a relay (a Python child process) that drops three receipts of stored segments: those are
+/// sent again and counted once.
 @Suite(.serialized) struct FleetTimeToPageTests {
     static let devices = 20
     static let token = "fleet-token"
@@ -131,7 +133,7 @@ import Testing
         return totals
     }
 
-    @Test(.requires(.prometheus, .alertmanager, .promtool), .timeLimit(.minutes(25)))
+    @Test(.requires(.prometheus, .alertmanager, .promtool, .python3), .timeLimit(.minutes(25)))
     func aFleetWideSpikePagesWithinFiveMinutesAndResolvesWithTheDefaults() async throws {
         let dir = TemporaryDirectory()
         try """
@@ -156,6 +158,11 @@ import Testing
         defer { for collector in collectors.withLock({ $0 }) { collector.stop() } }
         try await collectors.withLock { $0[0] }.waitUntilReady(URL(string: "http://127.0.0.1:\(port)/health")!)
 
+        // Half the fleet reaches the collector through a relay that can lose receipts.
+        let relay = try await ReceiptLosingRelay.start(python: try #require(OutsideTool.python3.path), collectorPort: port)
+        defer { relay.stop() }
+        let endpoints = [relay.uploadURL, URL(string: "http://127.0.0.1:\(port)/v1/traces")!]
+
         try await Receiver.with { receiver in
             let am = try await RunningAlertmanager.start(binary: try #require(OutsideTool.alertmanager.path), webhook: receiver.url("/hook"), in: dir)
             defer { am.stop() }
@@ -166,9 +173,8 @@ import Testing
 
             let clock = ContinuousClock()
             let began = clock.now
-            let endpoint = URL(string: "http://127.0.0.1:\(port)/v1/traces")!
             let phase = Locked(Phase.normal)
-            let devices = (0..<Self.devices).map { Device(index: $0, endpoint: endpoint) }
+            let devices = (0..<Self.devices).map { Device(index: $0, endpoint: endpoints[$0 % 2]) }
             // Devices come up over a minute, as a fleet's do, so their segments do not arrive in step.
             let traffic = Task {
                 await withTaskGroup(of: Void.self) { group in
@@ -205,6 +211,10 @@ import Testing
             let restarted = try ChildProcess(try builtProduct("apitrace").path, collectArguments)
             collectors.withLock { $0.append(restarted) }
             try await restarted.waitUntilReady(URL(string: "http://127.0.0.1:\(port)/health")!)
+
+            // Three segments the collector stores lose their receipts on the way back: sent again, counted once.
+            try await clock.sleep(until: began.advanced(by: .seconds(95)))
+            try await relay.loseReceipts(3)
 
             // Normal traffic until the spike, every device sending its minutes: nothing pages.
             try await clock.sleep(until: began.advanced(by: .seconds(130)))
@@ -244,6 +254,10 @@ import Testing
                 try await prometheus.query("sum(apitrace_http_client_requests_total)").first?.value == finalCount
             }
             let elapsed = began.duration(to: clock.now)
+            let lost = try await relay.lostReceipts()
+            #expect(lost == 3)
+            let duplicates = try await prometheus.query("apitrace_collector_files_duplicate_total").first?.value ?? 0
+            #expect(duplicates >= 3, "the segments whose receipts were lost were sent again and found already stored")
             for device in devices { await device.uploader.stop(); device.writer.close() }
 
             // Prometheus holds exactly what the devices sent, per route and per route's 5xx: none lost
