@@ -369,6 +369,7 @@ let package = Package(
                 "APITraceAnalysis",
                 "APITraceAlerting",
                 "APITraceCollector",
+                "APITraceUpload",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
             ]
