@@ -26,6 +26,9 @@ public struct OTLPExport {
     public var batchBytes = 4 << 20
     /// Called after each accepted batch with the state as it now stands (to save it).
     public var commit: (CumulativeExport) -> Void
+    /// Whether the state keeps cumulative totals and the run ends by sending them to `/v1/metrics`.
+    /// Off for a forwarder of single files (the collector's), whose totals are on its own `/metrics`.
+    public var sendsMetrics = true
 
     /// Creates an export.
     public init(
@@ -89,7 +92,9 @@ public struct OTLPExport {
             }
             outcome.spans += batch.spanCount
             outcome.logs += batch.logCount
-            for (event, version) in committedEvents { state.metrics.add(event, appVersion: version) }
+            if sendsMetrics {
+                for (event, version) in committedEvents { state.metrics.add(event, appVersion: version) }
+            }
             for end in pendingEnds {
                 state.setCountedEvents(end.events, in: end.start.file)
                 state.finishFile(end.start, usable: end.usable)
@@ -130,7 +135,7 @@ public struct OTLPExport {
                         guard index >= start.skip, keep, reader.keepEvent(event) else { return }
                         if resource.sessionID != event.session { resource.sessionID = event.session }
                         batch.add(OTLPMapping.map(event), resource: resource)
-                        committedEvents.append((event, header?.appVersion))
+                        if sendsMetrics { committedEvents.append((event, header?.appVersion)) }
                         if batch.count >= batchSize || batch.approximateBytes >= batchBytes {
                             guard flush(&state, mark: (path, index + 1)) else { throw Stop() }
                         }
@@ -144,7 +149,7 @@ public struct OTLPExport {
             outcome.read.warnings += result.warnings
             pendingEnds.append((start, index, result.isUsable))
         }
-        if outcome.failure == nil, flush(&state, mark: nil) {
+        if outcome.failure == nil, flush(&state, mark: nil), sendsMetrics {
             let name = serviceNames.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "unknown_service"
             let groups = state.metrics.otlpMetrics(serviceName: name)
             if !groups.isEmpty {
