@@ -64,7 +64,8 @@ final class OTLPForwarder: Sendable {
         var sender = OTLPSender(endpoint: configuration.endpoint)
         sender.maxAttempts = max(1, configuration.attemptsPerRound)
         sender.backoff = configuration.retryDelay
-        sender.maxRetryAfter = configuration.maxRetryDelay
+        // Retry-After is honoured as asked (up to 5 minutes): this thread waits on nothing else.
+        sender.maxRetryAfter = max(configuration.maxRetryDelay, .seconds(300))
         sender.timeout = configuration.timeout
         let backoff = Backoff(initial: configuration.retryDelay * 2, maximum: configuration.maxRetryDelay)
         var failedRounds = 0

@@ -1,4 +1,5 @@
 import APITraceFormat
+import Foundation
 
 /// The read-and-send loop of an OTLP export: reads the trace files once through the reading layer,
 /// maps each new event (``OTLPMapping``), sends them in bounded batches, and then the cumulative
@@ -56,17 +57,27 @@ public struct OTLPExport {
         public var failure: String?
     }
 
-    private struct Stop: Error {}
-
     /// Reads the files under `paths` that `reader` selects, sends their events not exported before
     /// according to `state`, then the cumulative metrics of `state`.
+    ///
+    /// Reading, mapping and encoding run on a thread of their own, one or two batches ahead of the
+    /// sending (``deliver`` and ``commit`` are called on the caller's thread, in order): the
+    /// reader's `keepFile` and `keepEvent` are called on that thread.
     public func run(_ reader: TraceExportReader, _ paths: [String], state: inout CumulativeExport) -> Outcome {
         var outcome = Outcome()
         state.markStartIfMissing()
-        var batch = OTLPBatch()
-        var committedEvents: [(TraceEvent, String?)] = []
-        var pendingEnds: [(start: CumulativeExport.FileStart, events: Int, usable: Bool)] = []
-        var serviceNames: [String: Int] = [:]
+        let found = TraceFileDiscovery.find(paths)
+        outcome.read = TraceExportReader.Outcome(warnings: found.warnings, filesFound: found.files)
+        // Where each file resumes is decided before reading starts, as the reading runs ahead of the acceptances.
+        let plan = TraceFileSelection.select(found.files, since: reader.since, until: reader.until).map { ($0, state.startFile($0)) }
+
+        let queue = OTLPBatchQueue<OTLPEncodedBatch>(capacity: 2)
+        let producer = OTLPBatchProducer(
+            reader: reader, plan: plan, encoding: encoding, batchSize: batchSize, batchBytes: batchBytes, keepsEvents: sendsMetrics, queue: queue)
+        let thread = Thread { [producer] in producer.run() }
+        thread.name = "apitrace.otlp.read"
+        thread.stackSize = 4 << 20
+        thread.start()
 
         func sendAll(_ signal: OTLPEndpoint.Signal, _ payload: [UInt8]) -> Bool {
             switch deliver(signal, payload) {
@@ -80,77 +91,26 @@ public struct OTLPExport {
             }
         }
 
-        /// Sends the batch; on success marks its events (and `mark` for the file being read).
-        func flush(_ state: inout CumulativeExport, mark: (file: String, events: Int)?) -> Bool {
-            if batch.spanCount > 0 {
-                let payload = encoding == .protobuf ? OTLPProtobufEncoding.traces(batch) : OTLPJSONEncoding.traces(batch)
-                guard sendAll(.traces, payload) else { return false }
+        batches: while let batch = queue.pop() {
+            for (signal, payload) in batch.payloads where !sendAll(signal, payload) {
+                queue.cancel()
+                break batches
             }
-            if batch.logCount > 0 {
-                let payload = encoding == .protobuf ? OTLPProtobufEncoding.logs(batch) : OTLPJSONEncoding.logs(batch)
-                guard sendAll(.logs, payload) else { return false }
-            }
-            outcome.spans += batch.spanCount
-            outcome.logs += batch.logCount
-            if sendsMetrics {
-                for (event, version) in committedEvents { state.metrics.add(event, appVersion: version) }
-            }
-            for end in pendingEnds {
+            outcome.spans += batch.spans
+            outcome.logs += batch.logs
+            for (event, version) in batch.events { state.metrics.add(event, appVersion: version) }
+            for end in batch.ends {
                 state.setCountedEvents(end.events, in: end.start.file)
                 state.finishFile(end.start, usable: end.usable)
             }
-            if let mark { state.setCountedEvents(mark.events, in: mark.file) }
-            let changed = batch.count > 0 || !pendingEnds.isEmpty || mark != nil
-            batch = OTLPBatch()
-            committedEvents.removeAll(keepingCapacity: true)
-            pendingEnds.removeAll()
-            if changed { commit(state) }
-            return true
+            if let mark = batch.mark { state.setCountedEvents(mark.events, in: mark.file) }
+            if batch.spans + batch.logs > 0 || !batch.ends.isEmpty || batch.mark != nil { commit(state) }
         }
-
-        let found = TraceFileDiscovery.find(paths)
-        outcome.read = TraceExportReader.Outcome(warnings: found.warnings, filesFound: found.files)
-        files: for path in TraceFileSelection.select(found.files, since: reader.since, until: reader.until) {
-            guard let start = state.startFile(path) else {
-                outcome.read.usableFiles += 1
-                continue
-            }
-            var keep = true
-            var header: TraceFileHeader?
-            // Consecutive events mostly share a session: the resource is made once per run of them.
-            var resource = OTLPResource(header: nil, session: nil)
-            var index = 0
-            let result: TraceFileReader.Result
-            do {
-                result = try TraceFileReader(path: path).forEachLine { line, _ in
-                    switch line {
-                    case .header(let h):
-                        header = h
-                        resource = OTLPResource(header: h, session: nil)
-                        keep = reader.keepFile(h)
-                        if keep, let app = h.app, !app.isEmpty { serviceNames[app, default: 0] += 1 }
-                    case .event(let event):
-                        // Positions, as `export --state` counts them: the first `skip` were exported before.
-                        defer { index += 1 }
-                        guard index >= start.skip, keep, reader.keepEvent(event) else { return }
-                        if resource.sessionID != event.session { resource.sessionID = event.session }
-                        batch.add(OTLPMapping.map(event), resource: resource)
-                        if sendsMetrics { committedEvents.append((event, header?.appVersion)) }
-                        if batch.count >= batchSize || batch.approximateBytes >= batchBytes {
-                            guard flush(&state, mark: (path, index + 1)) else { throw Stop() }
-                        }
-                    default: break
-                    }
-                }
-            } catch {
-                break files
-            }
-            if result.isUsable { outcome.read.usableFiles += 1 }
-            outcome.read.warnings += result.warnings
-            pendingEnds.append((start, index, result.isUsable))
-        }
-        if outcome.failure == nil, flush(&state, mark: nil), sendsMetrics {
-            let name = serviceNames.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "unknown_service"
+        queue.waitUntilFinished()
+        outcome.read.usableFiles += producer.usableFiles
+        outcome.read.warnings += producer.warnings
+        if outcome.failure == nil, sendsMetrics {
+            let name = producer.serviceNames.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "unknown_service"
             let groups = state.metrics.otlpMetrics(serviceName: name)
             if !groups.isEmpty {
                 let start = UInt64(max(0, state.startedMilliseconds ?? 0)) &* 1_000_000
