@@ -95,10 +95,8 @@ final class OTLPForwarder: Sendable {
             if failedRounds > 0 { metrics.recordRetry() }
             let outcome = export.run(TraceExportReader(), [entry.path], state: &state)
             metrics.recordAccepted(spans: outcome.spans, logs: outcome.logs)
-            guard spool.stillHolds(entry) else {
-                spool.release(entry)
-                continue
-            }
+            // Dropped while being sent (the spool's bound), or stopping.
+            guard spool.stillHolds(entry) else { continue }
             if outcome.failure == nil {
                 spool.remove(entry)
                 metrics.recordForwarded()
@@ -115,7 +113,6 @@ final class OTLPForwarder: Sendable {
                 failedRounds = 0
                 continue
             }
-            spool.release(entry)
             if failedRounds == 0 {
                 logger.warning("OTLP forwarding paused; uploads stay spooled", metadata: ["reason": "\(outcome.failure ?? "")"])
             }

@@ -37,7 +37,6 @@ final class OTLPSpool: @unchecked Sendable {
     /// Bytes of `entries` and `reserved`.
     private var bytes = 0
     private var next: UInt64 = 1
-    private var inFlight: UInt64?
     private var stopped = false
 
     static let folderName = ".otlp-spool"
@@ -102,9 +101,9 @@ final class OTLPSpool: @unchecked Sendable {
         var evicted: [Entry] = []
         let sequence: UInt64? = condition.withLock {
             while entries.count + reserved.count + 1 > maxFiles || bytes + size > maxBytes {
-                // The upload being sent goes last: its requests are under way.
-                guard let index = entries.firstIndex(where: { $0.sequence != inFlight }) ?? entries.indices.first else { break }
-                let gone = entries.remove(at: index)
+                // The oldest, even while it is being sent: its sending stops before its next request.
+                guard !entries.isEmpty else { break }
+                let gone = entries.removeFirst()
                 bytes -= gone.bytes
                 evicted.append(gone)
             }
@@ -138,14 +137,11 @@ final class OTLPSpool: @unchecked Sendable {
         if written { metrics.recordSpooled(bytes: size) } else { metrics.recordDropped(.spoolWriteFailed, bytes: size) }
     }
 
-    /// The oldest upload, marked as being sent; waits for one; nil once stopped.
+    /// The oldest upload (it stays spooled until ``remove(_:)``); waits for one; nil once stopped.
     func nextToSend() -> Entry? {
         condition.withLock {
             while !stopped {
-                if let first = entries.first {
-                    inFlight = first.sequence
-                    return first
-                }
+                if let first = entries.first { return first }
                 condition.wait()
             }
             return nil
@@ -160,17 +156,11 @@ final class OTLPSpool: @unchecked Sendable {
     /// The upload is done with (sent, or refused for good): removed.
     func remove(_ entry: Entry) {
         let held = condition.withLock {
-            inFlight = nil
             guard let index = entries.firstIndex(where: { $0.sequence == entry.sequence }) else { return false }
             bytes -= entries.remove(at: index).bytes
             return true
         }
         if held { unlink(entry.path) }
-    }
-
-    /// The upload stays for a later try.
-    func release(_ entry: Entry) {
-        condition.withLock { if inFlight == entry.sequence { inFlight = nil } }
     }
 
     /// Waits `milliseconds`, or less if the spool stops; false once stopped.
