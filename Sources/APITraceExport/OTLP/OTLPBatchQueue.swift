@@ -1,16 +1,21 @@
 import Foundation
 
-/// The hand-over between an export's reading thread (decode, map, encode) and its sending thread:
-/// at most `capacity` encoded batches wait, so reading runs one or two batches ahead of the
-/// receiver and memory stays bounded whatever the files hold.
+/// The hand-over between an export's reading threads (decode, map, encode) and its sending thread:
+/// at most `capacity` encoded batches wait, so reading runs a few batches ahead of the receiver and
+/// memory stays bounded whatever the files hold. Items of one producer come out in the order it
+/// pushed them.
 final class OTLPBatchQueue<Item>: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [Item] = []
-    private var finished = false
+    private var producersLeft: Int
+    private var finished: Bool { producersLeft == 0 }
     private var cancelled = false
     private let capacity: Int
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int, producers: Int = 1) {
+        self.capacity = max(1, capacity)
+        producersLeft = max(1, producers)
+    }
 
     /// Waits for room; false once the consumer gave up (the producer stops reading).
     func push(_ item: Item) -> Bool {
@@ -34,10 +39,10 @@ final class OTLPBatchQueue<Item>: @unchecked Sendable {
         }
     }
 
-    /// The producer is done (after its last push).
+    /// A producer is done (after its last push); the queue finishes with the last one.
     func finish() {
         condition.withLock {
-            finished = true
+            producersLeft -= 1
             condition.broadcast()
         }
     }
@@ -51,7 +56,7 @@ final class OTLPBatchQueue<Item>: @unchecked Sendable {
         }
     }
 
-    /// Waits until the producer called ``finish()``.
+    /// Waits until every producer called ``finish()``.
     func waitUntilFinished() {
         condition.withLock { while !finished { condition.wait() } }
     }

@@ -25,6 +25,8 @@ public struct OTLPExport {
     /// About the most bytes of text per batch (4 MiB, within every receiver's default limit): a
     /// batch of long lines is sent before it reaches ``batchSize``.
     public var batchBytes = 4 << 20
+    /// Threads reading, mapping and encoding files at once (each file is read by one). Default: the core count.
+    public var readingThreads = ProcessInfo.processInfo.activeProcessorCount
     /// Called after each accepted batch with the state as it now stands (to save it).
     public var commit: (CumulativeExport) -> Void
     /// Whether the state keeps cumulative totals and the run ends by sending them to `/v1/metrics`.
@@ -60,9 +62,10 @@ public struct OTLPExport {
     /// Reads the files under `paths` that `reader` selects, sends their events not exported before
     /// according to `state`, then the cumulative metrics of `state`.
     ///
-    /// Reading, mapping and encoding run on a thread of their own, one or two batches ahead of the
-    /// sending (``deliver`` and ``commit`` are called on the caller's thread, in order): the
-    /// reader's `keepFile` and `keepEvent` are called on that thread.
+    /// Reading, mapping and encoding run on threads of their own (``readingThreads``, a file each),
+    /// a few batches ahead of the sending (``deliver`` and ``commit`` are called on the caller's
+    /// thread, one batch at a time): the reader's `keepFile` and `keepEvent` are called on those
+    /// threads, possibly at once.
     public func run(_ reader: TraceExportReader, _ paths: [String], state: inout CumulativeExport) -> Outcome {
         var outcome = Outcome()
         state.markStartIfMissing()
@@ -71,13 +74,21 @@ public struct OTLPExport {
         // Where each file resumes is decided before reading starts, as the reading runs ahead of the acceptances.
         let plan = TraceFileSelection.select(found.files, since: reader.since, until: reader.until).map { ($0, state.startFile($0)) }
 
-        let queue = OTLPBatchQueue<OTLPEncodedBatch>(capacity: 2)
-        let producer = OTLPBatchProducer(
-            reader: reader, plan: plan, encoding: encoding, batchSize: batchSize, batchBytes: batchBytes, keepsEvents: sendsMetrics, queue: queue)
-        let thread = Thread { [producer] in producer.run() }
-        thread.name = "apitrace.otlp.read"
-        thread.stackSize = 4 << 20
-        thread.start()
+        // Files are read in parallel, each reader taking every n-th: a file's batches stay in order
+        // (its marks only grow), batches of different files may interleave.
+        let readers = max(1, min(plan.count, readingThreads))
+        let queue = OTLPBatchQueue<OTLPEncodedBatch>(capacity: 2 * readers, producers: readers)
+        let producers = (0..<readers).map { k in
+            OTLPBatchProducer(
+                reader: reader, plan: plan.enumerated().filter { $0.offset % readers == k }.map(\.element), encoding: encoding,
+                batchSize: batchSize, batchBytes: batchBytes, keepsEvents: sendsMetrics, queue: queue)
+        }
+        for producer in producers {
+            let thread = Thread { [producer] in producer.run() }
+            thread.name = "apitrace.otlp.read"
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
 
         func sendAll(_ signal: OTLPEndpoint.Signal, _ payload: [UInt8]) -> Bool {
             switch deliver(signal, payload) {
@@ -107,10 +118,14 @@ public struct OTLPExport {
             if batch.spans + batch.logs > 0 || !batch.ends.isEmpty || batch.mark != nil { commit(state) }
         }
         queue.waitUntilFinished()
-        outcome.read.usableFiles += producer.usableFiles
-        outcome.read.warnings += producer.warnings
+        var serviceNames: [String: Int] = [:]
+        for producer in producers {
+            outcome.read.usableFiles += producer.usableFiles
+            outcome.read.warnings += producer.warnings
+            serviceNames.merge(producer.serviceNames, uniquingKeysWith: +)
+        }
         if outcome.failure == nil, sendsMetrics {
-            let name = producer.serviceNames.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "unknown_service"
+            let name = serviceNames.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "unknown_service"
             let groups = state.metrics.otlpMetrics(serviceName: name)
             if !groups.isEmpty {
                 let start = UInt64(max(0, state.startedMilliseconds ?? 0)) &* 1_000_000
