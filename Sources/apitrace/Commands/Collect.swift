@@ -15,7 +15,10 @@ extension APITrace {
                 GET /metrics serves, in the OpenMetrics text format, the events of the stored files counted once \
                 at ingest (the names of export --format prometheus) and the collector's own counters. \
                 Stops gracefully on SIGTERM or SIGINT: uploads whose body is in are stored and answered, bodies \
-                still arriving get --shutdown-grace. See Docs/collection.md.
+                still arriving get --shutdown-grace. With --otlp-endpoint URL, every stored file is also \
+                sent to that OTLP/HTTP endpoint from a bounded spool in DIR/.otlp-spool/ (headers from \
+                OTEL_EXPORTER_OTLP_HEADERS, never printed); an upload is never refused because the endpoint is down. \
+                See Docs/collection.md.
                 """
         )
 
@@ -76,6 +79,18 @@ extension APITrace {
         @Option(help: "Error identities with series of their own on /metrics; later ones are counted under (other).")
         var maxIdentities = 1000
 
+        @Option(help: "Also send what is stored to this OTLP/HTTP endpoint (the base URL, as OTEL_EXPORTER_OTLP_ENDPOINT), off the request path.")
+        var otlpEndpoint: String?
+
+        @Option(help: "OTLP encoding: http/protobuf (default) or http/json.")
+        var otlpProtocol: String?
+
+        @Option(help: "Most bytes the OTLP spool holds; past it the oldest spooled uploads are dropped (and counted).")
+        var otlpSpoolMaxBytes = 1 << 30
+
+        @Option(help: "Most uploads the OTLP spool holds; past it the oldest are dropped (and counted).")
+        var otlpSpoolMaxFiles = 10_000
+
         func validate() throws {
             if tokenFile == nil && tokenEnv == nil {
                 throw ValidationError("Give the accepted token with --token-file FILE or --token-env NAME.")
@@ -86,6 +101,12 @@ extension APITrace {
             }
             if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || maxDecompressionRatio <= 0 || minBodyRate < 0 || maxRoutes < 2 || maxIdentities < 2 {
                 throw ValidationError("The limits must be positive (--min-body-rate may be 0; --max-routes and --max-identities at least 2: one value and (other)).")
+            }
+            if let otlpProtocol, OTLPEndpoint.Encoding(rawValue: otlpProtocol) == nil {
+                throw ValidationError("--otlp-protocol must be http/protobuf or http/json.")
+            }
+            if otlpSpoolMaxBytes <= 0 || otlpSpoolMaxFiles <= 0 {
+                throw ValidationError("--otlp-spool-max-bytes and --otlp-spool-max-files must be positive.")
             }
             if maxBytesInFlight < maxBodyBytes {
                 throw ValidationError("--max-bytes-in-flight (\(maxBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes)), or no large file could ever be stored.")
@@ -120,9 +141,19 @@ extension APITrace {
 
         func run() async throws {
             let (host, port) = parsedListen!
+            var forwarding: OTLPForwarding?
+            if let otlpEndpoint {
+                do {
+                    let endpoint = try OTLPEndpoint.configure(endpoint: otlpEndpoint, encoding: otlpProtocol.flatMap(OTLPEndpoint.Encoding.init(rawValue:)))
+                    forwarding = OTLPForwarding(endpoint: endpoint, maxSpoolBytes: otlpSpoolMaxBytes, maxSpoolFiles: otlpSpoolMaxFiles)
+                } catch {
+                    FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
+                    throw ExitCode(2)
+                }
+            }
             let collector: TraceCollector
             do {
-                collector = try TraceCollector(configuration: .init(
+                var configuration = TraceCollector.Configuration(
                     directory: dir, tokens: try tokens(), maxBodyBytes: maxBodyBytes,
                     maxDecompressedBytes: maxDecompressedBytes, maxDecompressionRatio: maxDecompressionRatio,
                     maxConcurrentUploads: maxConcurrentUploads,
@@ -131,14 +162,17 @@ extension APITrace {
                     minBodyBytesPerSecond: minBodyRate, bodyRateWindow: bodyRateWindow.duration,
                     shutdownGrace: shutdownGrace.duration,
                     bodyTimeout: bodyTimeout.duration, ingestMetrics: !noIngestMetrics,
-                    metricLimits: .init(routes: maxRoutes, identities: maxIdentities)))
+                    metricLimits: .init(routes: maxRoutes, identities: maxIdentities))
+                configuration.otlpForwarding = forwarding
+                collector = try TraceCollector(configuration: configuration)
             } catch let error as CollectorSetupError {
                 FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
                 throw ExitCode(2)
             }
             let directory = dir
+            let forwardingTo = forwarding.map { ", forwarding to \($0.endpoint.displayName(.traces).dropLast(10))" } ?? ""
             try await collector.run(host: host, port: port) { bound in
-                FileHandle.standardOutput.write(Data("apitrace collect: listening on http://\(host):\(bound)/v1/traces, storing in \(directory)\n".utf8))
+                FileHandle.standardOutput.write(Data("apitrace collect: listening on http://\(host):\(bound)/v1/traces, storing in \(directory)\(forwardingTo)\n".utf8))
             }
         }
     }
