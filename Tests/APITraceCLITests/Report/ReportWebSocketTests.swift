@@ -156,4 +156,58 @@ struct ReportWebSocketTests {
             #expect(uncached.stdout.contains("1006 abnormal"), "\(format)")
         }
     }
+
+    @Test("hostile websocket lines (codes out of range, 300,000 distinct routes, reasons and codes) keep the report bounded and exact")
+    func hostileLinesStayBounded() async throws {
+        let dir = TemporaryDirectory()
+        let distinct = 300_000
+        var text = Self.header("evil", "2026-11-25T14:00:00.000Z") + "\n"
+        text.reserveCapacity(distinct * 190)
+        for i in 0..<distinct {
+            text += #"{"type":"websocket","ts":"2026-11-25T14:00:00.000Z","phase":"close","route":"/r/\#(i)","code":\#(i % 65_536),"reason":"why-\#(i)-\#(String(repeating: "x", count: i % 40))","closed_by":"server","duration_ms":1,"messages_in":1}"#
+            text += "\n"
+        }
+        let bad = [
+            #"{"type":"websocket","ts":"2026-11-25T14:00:01.000Z","phase":"close","route":"/x","code":70000}"#,
+            #"{"type":"websocket","ts":"2026-11-25T14:00:01.000Z","phase":"close","route":"/x","code":-1}"#,
+            #"{"type":"websocket","ts":"2026-11-25T14:00:01.000Z","phase":"close","route":"/x","code":1e300}"#,
+            #"{"type":"websocket","ts":"2026-11-25T14:00:01.000Z","phase":"close","route":"/x","code":9223372036854775808}"#,
+            #"{"type":"websocket","ts":"2026-11-25T14:00:01.000Z","route":"/x","code":1006}"#,
+        ]
+        text += bad.joined(separator: "\n") + "\n"
+        try writeGzip(text, to: dir.path + "/20261125T140000Z-evil-0001.jsonl.gz")
+        try writeGzip(Self.header("evil", "2026-11-25T15:00:00.000Z") + "\n", to: dir.path + "/20261125T150000Z-evil-0002.jsonl.gz")
+
+        let cache = dir.path + "/cache"
+        let run = try await apitraceBounded(["report", "--format", "json", "--cache-dir", cache, dir.path], memoryMB: 1024, wallSeconds: 300)
+        try #require(run.result.status == 0, "\(run.result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.result.stdout.utf8)) as? [String: Any])
+        let ws = try #require(json["websocket"] as? [String: Any])
+        // Counts stay exact; keys taken from the file are bounded.
+        #expect(ws["closes"] as? Int == distinct)
+        #expect(ws["abnormal_closes"] as? Int == distinct - 2 * 5)  // 1000 and 1001 appear 5 times each in 0..<300,000 mod 65,536
+        let codes = try #require(ws["abnormal_by_code"] as? [[String: Any]])
+        let reasons = try #require(ws["abnormal_by_reason"] as? [[String: Any]])
+        #expect(codes.count <= 100 && reasons.count <= 100)
+        #expect(codes.contains { $0["code"] as? String == "(other)" })
+        #expect(reasons.contains { $0["code"] == nil && $0["reason"] as? String == "(other)" })
+        #expect(codes.reduce(0) { $0 + ($1["count"] as! Int) } == distinct - 10)
+        let routes = try #require(ws["routes"] as? [[String: Any]])
+        #expect(routes.count <= 20)
+        let omitted = try #require(ws["routes_omitted"] as? Int)
+        #expect(omitted + routes.count <= 2001)
+        // Every bad line is named in a warning and counted as invalid, none as an unknown type.
+        let input = try #require(json["input"] as? [String: Any])
+        #expect(input["invalid_lines"] as? Int == bad.count)
+        #expect(input["unknown_types"] as? Int == 0)
+        #expect(run.result.stderr.contains("code"), "\(run.result.stderr.prefix(2000))")
+        #expect(run.peakMB < 1024)
+        // The cached run says the same, byte for byte.
+        let warm = try await apitrace(["report", "--format", "json", "--cache-dir", cache, dir.path])
+        let uncached = try await apitrace(["report", "--format", "json", "--no-cache", dir.path])
+        #expect(warm.stdout == run.result.stdout)
+        #expect(uncached.stdout == run.result.stdout)
+        let textReport = try await apitrace(["report", "--no-cache", dir.path])
+        #expect(textReport.stdout.utf8.count < 40_000, "the text report grew with the file: \(textReport.stdout.utf8.count) bytes")
+    }
 }
