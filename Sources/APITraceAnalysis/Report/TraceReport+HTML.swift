@@ -111,7 +111,7 @@ extension TraceReport {
             let ws = webSocket
             out += "<ul><li>\(h(ws.headline))</li>"
             out += "<li>abnormal closes by code: \(h(ws.abnormalByCode.map { "\($0.code) \(F.count($0.count))" }.joined(separator: ", ")))</li>"
-            out += "<li>by reason: \(h(ws.abnormalByReason.map { "\($0.reason) \(F.count($0.count))" }.joined(separator: ", ")))</li>"
+            out += "<li>by reason: \(h(ws.abnormalByReason.map { "\(Self.clip($0.reason, 48)) \(F.count($0.count))" }.joined(separator: ", ")))</li>"
             out += "<li>\(h(ws.trafficLine))</li><li>\(h(ws.delayLine))</li></ul>\n"
             out += table(["route", "connections", "closes", "abnormal", "reconnects", "gave up", "messages in"], [1, 2, 3, 4, 5, 6],
                 ws.routes.map { r in

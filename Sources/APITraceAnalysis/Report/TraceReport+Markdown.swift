@@ -95,7 +95,7 @@ extension TraceReport {
             let ws = webSocket
             out += "- " + ws.headline + "\n"
             out += "- abnormal closes by code: " + ws.abnormalByCode.map { "\(text($0.code)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
-            out += "- by reason: " + ws.abnormalByReason.map { "\(text($0.reason)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            out += "- by reason: " + ws.abnormalByReason.map { "\(text(Self.clip($0.reason, 48))) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
             out += "- " + ws.trafficLine + "\n"
             out += "- " + ws.delayLine + "\n\n"
             out += table(["route", "connections", "closes", "abnormal", "reconnects", "gave up", "messages in"], [1, 2, 3, 4, 5, 6],

@@ -162,7 +162,7 @@ extension TraceReport {
                 out += "  abnormal closes by code: " + ws.abnormalByCode.map { "\(T($0.code)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
             }
             if !ws.abnormalByReason.isEmpty {
-                out += "  by reason: " + ws.abnormalByReason.map { "\(T($0.reason)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+                out += "  by reason: " + ws.abnormalByReason.map { "\(T(Self.clip($0.reason, 48))) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
             }
             out += "  " + ws.trafficLine + "\n"
             out += "  " + ws.delayLine + "\n"
