@@ -200,6 +200,10 @@ let package = Package(
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["Tools"])),
             ],
             path: "Samples/NewsServer"
         ),
@@ -214,7 +218,7 @@ let package = Package(
         ),
         .target(
             name: "OtecNewsClient",
-            dependencies: ["APITraceCapture", "APITraceSSE"],
+            dependencies: ["APITraceCapture", "APITraceSSE", "APITraceWebSocket"],
             path: "Samples/NewsClient"
         ),
         .target(
