@@ -4,7 +4,8 @@ import PackageDescription
 // The modules follow the data:
 //   APITraceCapture (in the client) -> APITraceFormat (trace files) -> APITraceAnalysis -> apitrace (CLI)
 // A lower module never imports a higher one. APITraceTesting (users' tests: a scoped tracer, a stub
-// backend, synthetic traces) sits beside capture; the CLI's `generate` and the benchmarks use it.
+// backend) sits beside capture; APITraceSynthetic (synthetic traces, not a product) serves the CLI's
+// `generate`, the benchmarks and the tests.
 let package = Package(
     name: "apitrace",
     // The floors are what the code needs: ContinuousClock and Duration (macOS 13, iOS 16, tvOS 16,
@@ -134,6 +135,12 @@ let package = Package(
             name: "APITraceTesting",
             dependencies: ["APITraceFormat", "APITraceCapture"]
         ),
+        // Realistic synthetic traces for `apitrace generate`, the benchmarks and the tests: not a product,
+        // so it is neither API of the testing product apps add nor of anything users link.
+        .target(
+            name: "APITraceSynthetic",
+            dependencies: ["APITraceFormat"]
+        ),
         .target(
             name: "APITraceUpload",
             dependencies: [
@@ -167,7 +174,7 @@ let package = Package(
                 "APITraceAlerting",
                 "APITraceAnalysis",
                 "APITraceCollector",
-                "APITraceTesting",
+                "APITraceSynthetic",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
@@ -182,7 +189,7 @@ let package = Package(
                 "APITraceUpload",
                 "APITraceDistributedTracing",
                 "APITraceWebSocket",
-                "APITraceTesting",
+                "APITraceSynthetic",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tools"])),
@@ -193,6 +200,10 @@ let package = Package(
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["Tools"])),
             ],
             path: "Samples/NewsServer"
         ),
@@ -207,7 +218,7 @@ let package = Package(
         ),
         .target(
             name: "OtecNewsClient",
-            dependencies: ["APITraceCapture", "APITraceSSE"],
+            dependencies: ["APITraceCapture", "APITraceSSE", "APITraceWebSocket"],
             path: "Samples/NewsClient"
         ),
         .target(
@@ -251,6 +262,7 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceTesting",
+                "APITraceSynthetic",
                 "APITraceCollector",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Tools"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Tools"])),
@@ -333,7 +345,7 @@ let package = Package(
         .testTarget(
             name: "APITraceAnalysisTests",
             dependencies: [
-                "APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting",
+                "APITraceTestSupport", "APITraceAnalysis", "APITraceFormat", "APITraceTesting", "APITraceSynthetic",
                 .product(name: "Histogram", package: "hdrhistogram-swift", condition: .when(traits: ["Tools"])),
             ]
         ),
@@ -342,6 +354,7 @@ let package = Package(
             dependencies: [
                 "APITraceTestSupport",
                 "APITraceTesting",
+                "APITraceSynthetic",
                 "APITraceCapture",
                 "APITraceFormat",
             ]
@@ -356,9 +369,11 @@ let package = Package(
                 "APITraceTestSupport",
                 "APITraceFormat",
                 "APITraceTesting",
+                "APITraceSynthetic",
                 "APITraceAnalysis",
                 "APITraceAlerting",
                 "APITraceCollector",
+                "APITraceUpload",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
             ]

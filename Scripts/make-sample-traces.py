@@ -9,6 +9,11 @@
 - From 14:10 to 14:40 UTC the server fails GET /apps/{id}: 503s and timeouts on every device.
 - Around it, what real clients do: cancellations, an offline device, 401s on /profile, 404s, SSE
   drops and reconnects, a few recorded errors.
+- Live comments on a news item over a WebSocket (/news/{id}/comments, APITraceWebSocket's `websocket`
+  events): most connections end with a normal close when the reader leaves; during the incident the
+  server closes many with 1011 and the network drops others (1006), each followed by a reconnect; a
+  deploy at 18:00 closes the open ones with 1001; now and then a ping goes unanswered (ping_timeout).
+  They draw on their own random stream, so every other event stays as it was.
 
 Deterministic (fixed seed): running it again writes the same bytes. Usage:
     python3 Scripts/make-sample-traces.py [OUT_DIR]   (default: Samples/Traces)
@@ -26,6 +31,8 @@ DAY = datetime(2026, 11, 23, tzinfo=timezone.utc)
 INCIDENT = (DAY + timedelta(hours=14, minutes=10), DAY + timedelta(hours=14, minutes=40))
 HOST = "api.otec.example"
 rng = random.Random(20261123)
+ws_rng = random.Random(2026112325)
+DEPLOY = DAY + timedelta(hours=18)
 
 # (producer, hour the device updates to 2.4.0 or None, hours of the day it is used most)
 DEVICES = [
@@ -102,6 +109,67 @@ def request(t, session, method, route, version, in_incident, offline):
     return event, extra
 
 
+def live_comments(start, end, session, offline_until=None):
+    """WebSocket events of the live comments a session reads, from its own random stream."""
+    events = []
+    route = "/news/{id}/comments"
+    t = start + timedelta(seconds=ws_rng.uniform(20, 120))
+    if offline_until is not None and t < offline_until:
+        t = offline_until + timedelta(seconds=5)
+    attempt = 1
+    while t < end - timedelta(seconds=30):
+        handshake = round(ws_rng.lognormvariate(math.log(45), 0.4), 3)
+        events.append({"type": "websocket", "ts": ts(t), "session": session, "phase": "open", "route": route,
+                       "attempt": attempt, "duration_ms": handshake})
+        opened = t
+        stay = timedelta(seconds=ws_rng.uniform(40, 480))
+        close_at = min(end, opened + stay)
+        in_incident = INCIDENT[0] <= opened < INCIDENT[1] or INCIDENT[0] <= close_at < INCIDENT[1]
+        # What ends this connection: the reader leaving (1000), the incident, the deploy, a silent peer.
+        if in_incident and ws_rng.random() < 0.7:
+            close_at = min(close_at, max(opened, INCIDENT[0]) + timedelta(seconds=ws_rng.uniform(5, 90)))
+            code, reason, by = (1011, "server_error", "server") if ws_rng.random() < 0.55 else (1006, "abnormal", "network")
+        elif opened < DEPLOY <= close_at:
+            close_at, code, reason, by = DEPLOY + timedelta(milliseconds=ws_rng.randint(0, 900)), 1001, "going_away", "server"
+        elif ws_rng.random() < 0.03:
+            code, reason, by = 1006, "ping_timeout", "client"
+        else:
+            code, reason, by = 1000, "normal", "client"
+        up = (close_at - opened).total_seconds()
+        messages = int(up / ws_rng.uniform(4, 12))
+        silence = min(up, ws_rng.uniform(4, 25)) if code != 1006 or reason != "ping_timeout" else min(up, 40 + ws_rng.uniform(0, 2))
+        pings = int(up / 30)
+        event = {"type": "websocket", "ts": ts(close_at), "session": session, "phase": "close", "route": route,
+                 "attempt": attempt, "code": code, "reason": reason, "closed_by": by, "duration_ms": round(up * 1000, 3),
+                 "messages_in": messages, "messages_out": 1 + ws_rng.randint(0, 2),
+                 "bytes_in": messages * ws_rng.randint(120, 420), "bytes_out": 48 + ws_rng.randint(0, 60),
+                 "pings": pings, "silence_ms": round(silence * 1000, 3)}
+        if pings:
+            event["ping_rtt_ms"] = round(ws_rng.lognormvariate(math.log(60), 0.3), 3)
+        events.append(event)
+        if code == 1000:
+            # The reader left the item; maybe opens another one later in the session.
+            t = close_at + timedelta(seconds=ws_rng.uniform(30, 300))
+            attempt = 1
+            continue
+        attempt += 1
+        delay = min(30000, 1000 * 2 ** (attempt - 2)) * ws_rng.uniform(0.5, 1.0)
+        events.append({"type": "websocket", "ts": ts(close_at), "session": session, "phase": "reconnect", "route": route,
+                       "attempt": attempt, "delay_ms": round(delay)})
+        t = close_at + timedelta(milliseconds=delay)
+        # During the incident some attempts are refused before one opens again.
+        while INCIDENT[0] <= t < INCIDENT[1] and ws_rng.random() < 0.25 and t < end:
+            events.append({"type": "websocket", "ts": ts(t), "session": session, "phase": "close", "route": route,
+                           "attempt": attempt, "code": 1006, "reason": "refused", "closed_by": "network", "status": 503,
+                           "duration_ms": round(ws_rng.uniform(30, 120), 3)})
+            attempt += 1
+            delay = min(30000, 1000 * 2 ** (attempt - 2)) * ws_rng.uniform(0.5, 1.0)
+            events.append({"type": "websocket", "ts": ts(t), "session": session, "phase": "reconnect", "route": route,
+                           "attempt": attempt, "delay_ms": round(delay)})
+            t += timedelta(milliseconds=delay)
+    return events
+
+
 def session_events(start, minutes, session, version, offline_until=None):
     events = []
     t = start
@@ -131,6 +199,7 @@ def session_events(start, minutes, session, version, offline_until=None):
     events.append({"type": "sse", "ts": ts(end), "session": session, "phase": "close", "route": "/news/stream", "attempt": 1,
                    "reason": "closed_by_client", "duration_ms": round((end - sse_connected_at).total_seconds() * 1000, 3),
                    "events": rng.randint(0, 60)})
+    events.extend(live_comments(start, end, session, offline_until))
     events.sort(key=lambda e: e["ts"])
     return events
 

@@ -20,7 +20,8 @@ struct DemoScenario {
         return NewsServerFaults(
             serverErrorRate: 0.03, slowRate: 0.05, slowDelay: .milliseconds(400), missingStabilityRate: 0.1,
             sseDropAfter: 12,
-            spike: .milliseconds(Int64(seconds * 400)) ..< .milliseconds(Int64(seconds * 700)), spikeErrorRate: 0.7)
+            spike: .milliseconds(Int64(seconds * 400)) ..< .milliseconds(Int64(seconds * 700)), spikeErrorRate: 0.7,
+            commentsDropAfter: 8, commentsErrorAfter: 14, commentsPongDelay: .milliseconds(300))
     }
 
     /// Runs server and client, then closes the trace files. Returns what the client saw.
@@ -35,11 +36,15 @@ struct DemoScenario {
         var ports = portStream.makeAsyncIterator()
         guard let port = await ports.next() else { throw DemoError("the sample server did not start") }
 
+        let comments = try await NewsCommentsServer(faults: faults, interval: .milliseconds(100)).start()
         let writer = TraceFileWriter(configuration: .init(directory: traceDirectory, app: "OtecDemo", appVersion: "1.0.0"))
         let tracer = APITracer(sinks: [writer], configuration: .init(logging: .disabled, session: "demo-\(UUID().uuidString.prefix(8))"))
-        let outcome = await SampleClientRun(baseURL: URL(string: "http://127.0.0.1:\(port)")!, tracer: tracer).run(for: duration)
+        let outcome = await SampleClientRun(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, commentsURL: URL(string: "ws://127.0.0.1:\(comments.port)")!, tracer: tracer
+        ).run(for: duration)
         tracer.flush()
         writer.close()
+        await comments.stop()
         serverTask.cancel()
         _ = await serverTask.result
         return outcome

@@ -9,15 +9,19 @@ public struct SampleClientRun: Sendable {
         public var requests = 0
         public var failures = 0
         public var newsReceived = 0
+        public var commentsReceived = 0
     }
 
     let api: NewsAPI
     let tracer: APITracer
     let baseURL: URL
+    let commentsURL: URL?
 
-    /// Creates a run against `baseURL`, tracing into `tracer`.
-    public init(baseURL: URL, tracer: APITracer) {
+    /// Creates a run against `baseURL`, tracing into `tracer`; with `commentsURL` (`ws://...`), the
+    /// live comments of a news item stay open while browsing.
+    public init(baseURL: URL, commentsURL: URL? = nil, tracer: APITracer) {
         self.baseURL = baseURL
+        self.commentsURL = commentsURL
         self.tracer = tracer
         api = NewsAPI(baseURL: baseURL, tracer: tracer)
     }
@@ -30,6 +34,9 @@ public struct SampleClientRun: Sendable {
         let feed = NewsFeed(baseURL: baseURL, tracer: tracer)
         let received = Counter()
         feed.start(tracer: tracer) { _ in received.increment() }
+        let comments = commentsURL.map { LiveComments(baseURL: $0, newsID: 42, tracer: tracer) }
+        let commentCount = Counter()
+        let commentsTask = comments.map { live in Task { await live.run { _ in commentCount.increment() } } }
 
         var outcome = Outcome()
         let deadline = ContinuousClock.now + duration
@@ -53,7 +60,10 @@ public struct SampleClientRun: Sendable {
             try? await Task.sleep(for: pause)
         }
         await feed.stop()
+        await comments?.stop()
+        await commentsTask?.value
         outcome.newsReceived = received.value
+        outcome.commentsReceived = commentCount.value
         return outcome
     }
 }

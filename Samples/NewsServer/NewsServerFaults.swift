@@ -16,13 +16,23 @@ public struct NewsServerFaults: Sendable {
     public var spike: Range<Duration>?
     /// The share of 5xx during the spike.
     public var spikeErrorRate: Double
+    /// A live-comments WebSocket is dropped without a close frame after this many comments; `nil`: never.
+    public var commentsDropAfter: Int?
+    /// A live-comments WebSocket is closed with 1011 (internal error) after this many comments; `nil`: never.
+    public var commentsErrorAfter: Int?
+    /// Pings on a live-comments WebSocket are answered this late (a slow peer); `nil`: at once.
+    public var commentsPongDelay: Duration?
 
     /// Creates a fault plan; the default injects nothing.
     public init(
         serverErrorRate: Double = 0, slowRate: Double = 0, slowDelay: Duration = .milliseconds(600),
         missingStabilityRate: Double = 0, sseDropAfter: Int? = nil, sseSilenceAfter: Int? = nil,
-        spike: Range<Duration>? = nil, spikeErrorRate: Double = 0.6
+        spike: Range<Duration>? = nil, spikeErrorRate: Double = 0.6,
+        commentsDropAfter: Int? = nil, commentsErrorAfter: Int? = nil, commentsPongDelay: Duration? = nil
     ) {
+        self.commentsDropAfter = commentsDropAfter
+        self.commentsErrorAfter = commentsErrorAfter
+        self.commentsPongDelay = commentsPongDelay
         self.serverErrorRate = serverErrorRate
         self.slowRate = slowRate
         self.slowDelay = slowDelay

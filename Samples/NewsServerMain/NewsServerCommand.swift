@@ -7,7 +7,7 @@ import OtecNewsServer
 struct NewsServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "otec-news-server",
-        abstract: "A sample news API (REST + Server-Sent Events) that injects faults for apitrace to find."
+        abstract: "A sample news API (REST, Server-Sent Events, live comments over a WebSocket) that injects faults for apitrace to find."
     )
 
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
@@ -21,6 +21,10 @@ struct NewsServerCommand: AsyncParsableCommand {
     @Option(help: "Start of an error spike, in seconds after start.") var spikeAt: Int?
     @Option(help: "Length of the error spike, in seconds.") var spikeFor = 60
     @Option(help: "Share of 5xx during the spike (0...1).") var spikeErrorRate = 0.6
+    @Option(help: "Port of the live comments WebSocket, ws://HOST:PORT/news/{id}/comments (0: any free port).") var commentsPort = 8081
+    @Option(help: "Drop every third comments connection without a close frame after this many comments.") var commentsDropAfter: Int?
+    @Option(help: "Close every third comments connection with 1011 after this many comments.") var commentsErrorAfter: Int?
+    @Option(help: "Answer pings on the comments WebSocket this many milliseconds late.") var commentsPongDelayMs: Int?
 
     func validate() throws {
         for (name, value) in [("--error-rate", errorRate), ("--slow-rate", slowRate), ("--missing-stability", missingStability), ("--spike-error-rate", spikeErrorRate)] {
@@ -32,7 +36,11 @@ struct NewsServerCommand: AsyncParsableCommand {
         let faults = NewsServerFaults(
             serverErrorRate: errorRate, slowRate: slowRate, slowDelay: .milliseconds(slowMs),
             missingStabilityRate: missingStability, sseDropAfter: sseDropAfter, sseSilenceAfter: sseSilenceAfter,
-            spike: spikeAt.map { .seconds($0) ..< .seconds($0 + spikeFor) }, spikeErrorRate: spikeErrorRate)
+            spike: spikeAt.map { .seconds($0) ..< .seconds($0 + spikeFor) }, spikeErrorRate: spikeErrorRate,
+            commentsDropAfter: commentsDropAfter, commentsErrorAfter: commentsErrorAfter,
+            commentsPongDelay: commentsPongDelayMs.map { .milliseconds($0) })
+        let comments = try await NewsCommentsServer(faults: faults).start(host: host, port: commentsPort)
+        print("otec-news-server live comments on ws://\(host):\(comments.port)/news/{id}/comments")
         let app = NewsServer(faults: faults).application(host: host, port: port) { port in
             print("otec-news-server listening on http://\(host):\(port)")
         }

@@ -49,6 +49,9 @@ extension TraceCollector {
         public var ingestMetrics: Bool
         /// How many routes and error identities get series of their own on `/metrics`; the rest are `(other)`.
         public var metricLimits: OpenMetricsExporter.Limits
+        /// Forward what is stored to an OTLP endpoint, off the request path (a bounded spool in
+        /// `.otlp-spool/`); nil (the default) forwards nothing.
+        public var otlpForwarding: OTLPForwarding? = nil
 
         /// Creates a configuration with the defaults above.
         public init(

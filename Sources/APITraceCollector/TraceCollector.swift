@@ -22,6 +22,8 @@ public final class TraceCollector: Sendable {
     let store: TraceStore
     let validator: UploadValidator
     let admission: UploadAdmission
+    /// Sends what is stored on to an OTLP endpoint, when ``Configuration/otlpForwarding`` is set.
+    let forwarder: OTLPForwarder?
     // Inflating, hashing and fsync block: keep them off the server's event loops, on a bounded number of threads.
     private let work: OperationQueue
     /// Set when the server begins to shut down: uploads not yet being stored are answered 503, so
@@ -45,12 +47,21 @@ public final class TraceCollector: Sendable {
             maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight,
             preemptBelowBytesPerSecond: configuration.minBodyBytesPerSecond.multipliedReportingOverflow(by: 8).partialValue)
         self.admission = admission
+        var forwarder: OTLPForwarder?
+        if let forwarding = configuration.otlpForwarding {
+            forwarder = try OTLPForwarder(configuration: forwarding, collectorDirectory: store.directory)
+        }
+        self.forwarder = forwarder
         metrics = CollectorMetrics(
-            inFlight: { admission.usage }, ingest: configuration.ingestMetrics ? IngestMetrics(limits: configuration.metricLimits) : nil)
+            inFlight: { admission.usage }, ingest: configuration.ingestMetrics ? IngestMetrics(limits: configuration.metricLimits) : nil,
+            forwarding: forwarder?.metrics)
         work = OperationQueue()
         work.name = "apitrace.collector.store"
         work.maxConcurrentOperationCount = configuration.storeThreads
+        forwarder?.start()
     }
+
+    deinit { forwarder?.stop() }
 
     /// What an upload came to.
     public struct Reply: Sendable, Equatable {
@@ -96,9 +107,9 @@ public final class TraceCollector: Sendable {
             // Named after the bytes received, so sending the same cut body again is "already stored".
             let relative = TraceStore.relativePath(header: validated.header, sha256Hex: hex)
             guard let cutAt = validated.cutAt else {
-                return try stored(store.store(body, relative: relative), bytes: body.count, counted: validated.tally)
+                return try stored(store.store(body, relative: relative), bytes: body.count, body: body, counted: validated.tally)
             }
-            if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0, counted: nil) }
+            if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0, body: UnsafeRawBufferPointer(start: nil, count: 0), counted: nil) }
             // The recompressed lines are about as large as the body they come from.
             guard reserve(body.count) else { return busyReply(.bytes) }
             let salvage: TraceFileWriter.Salvage
@@ -111,7 +122,8 @@ public final class TraceCollector: Sendable {
             let outcome = finished.withUnsafeBytes { bytes in
                 Result { () throws(UploadRejection) in try store.store(bytes, relative: relative) }
             }
-            var reply = stored(try outcome.get(), bytes: finished.count, counted: validated.tally)
+            let storedOutcome = try outcome.get()
+            var reply = finished.withUnsafeBytes { bytes in stored(storedOutcome, bytes: finished.count, body: bytes, counted: validated.tally) }
             if reply.status == 201 {
                 metrics.recordSalvaged(droppedBytes: salvage.droppedBytes)
                 reply.message += " (the body was cut at byte \(cutAt) of \(body.count): kept \(salvage.keptLines) complete lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line)"
@@ -124,9 +136,10 @@ public final class TraceCollector: Sendable {
     }
 
     /// `counted`: the upload's lines, counted by the check; added to the metrics only when stored.
-    private func stored(_ outcome: TraceStore.Outcome, bytes: Int, counted: IngestTally?) -> Reply {
+    private func stored(_ outcome: TraceStore.Outcome, bytes: Int, body: UnsafeRawBufferPointer, counted: IngestTally?) -> Reply {
         switch outcome {
         case .stored(let path):
+            forwarder?.enqueue(body)
             // Counted here and only here: of two uploads of one content, only one gets `.stored`.
             if let counted { metrics.ingest?.add(counted) }
             metrics.recordAccepted(bytes: bytes)

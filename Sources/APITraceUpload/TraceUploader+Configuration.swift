@@ -17,6 +17,19 @@ extension TraceUploader {
         public var producer: String?
         /// Path of the file still being written, never uploaded; see ``init(writer:endpoint:token:)``.
         public var activeFile: @Sendable () -> String?
+        /// Finishes the writer's current file and returns its path (`nil` when it holds nothing new);
+        /// set by ``init(writer:endpoint:token:)`` to `TraceFileWriter.finishCurrentFile()`. `nil`: the
+        /// uploader only sends the files the writer finishes on its own (1 h or 4 MiB by default).
+        public var finishActiveFile: (@Sendable () -> String?)?
+        /// How often the uploader asks ``finishActiveFile`` for a segment to send. Default 60 s, so
+        /// what an app captured reaches the collector within about a minute and a half.
+        ///
+        /// A segment is cut only when the writer holds events written since the last one (nothing is
+        /// sent when nothing is new) and the uploader is caught up: while uploads fail (offline, the
+        /// collector down) no segments are cut, so an offline device keeps the writer's own hourly
+        /// files within the folder's budgets instead of one file a minute, and sends them in order
+        /// when it is back.
+        public var segmentInterval: Duration = .seconds(60)
         /// Files modified more recently than this are left for later. Default 2 s: covers the instant
         /// between the writer creating a file and reporting it as ``activeFile``.
         public var minimumFileAge: Duration
@@ -116,7 +129,8 @@ extension TraceUploader {
             self.onEvent = onEvent
         }
 
-        /// Uploads the files of `writer`'s folder, skipping the one it is writing.
+        /// Uploads the files of `writer`'s folder, skipping the one it is writing, and asks the writer
+        /// for a segment every ``segmentInterval`` (see ``finishActiveFile``).
         ///
         /// ```swift
         /// let writer = TraceFileWriter(configuration: .init(directory: dir))
@@ -128,6 +142,7 @@ extension TraceUploader {
                 directory: writer.configuration.directory, endpoint: endpoint, token: token,
                 producer: writer.configuration.producer, activeFile: { writer.activeFilePath },
                 diagnostics: writer.configuration.diagnostics)
+            finishActiveFile = { writer.finishCurrentFile() }
         }
 
         /// Uploads the files of `writer`'s folder with a token from the app's provider.
@@ -136,6 +151,7 @@ extension TraceUploader {
                 directory: writer.configuration.directory, endpoint: endpoint, tokenProvider: tokenProvider,
                 producer: writer.configuration.producer, activeFile: { writer.activeFilePath },
                 diagnostics: writer.configuration.diagnostics)
+            finishActiveFile = { writer.finishCurrentFile() }
         }
     }
 

@@ -21,6 +21,12 @@ import FoundationNetworking
 /// | 400 "truncated" (an older collector) | the file is finished (its complete lines kept) and sent again |
 /// | other 4xx | moved to ``Configuration/rejectedFolder`` with a `.reason` file, and logged |
 ///
+/// Fresh by default: created with ``Configuration/init(writer:endpoint:token:)``, the uploader asks the
+/// writer every ``Configuration/segmentInterval`` (60 s) to finish its current file if it holds
+/// anything new, and sends that file at once, so what the app captured reaches the collector within
+/// about a minute and a half; nothing is sent when nothing is new, and no segment is cut while
+/// uploads fail (see ``Configuration/segmentInterval``).
+///
 /// A file a killed app left cut (writable, held by no writer) is finished before it is read, so
 /// its complete lines are sent as a complete file; see `TraceFileWriter`.
 /// The collector names files by their content, so a file sent twice (the app was killed
@@ -47,6 +53,12 @@ public final class TraceUploader: Sendable {
         var stats = Statistics()
         /// The token the collector last refused, handed to the provider so it can refresh.
         var refusedToken: String?
+        /// Callers of ``finishAndSend()`` waiting for the pass that serves them.
+        var sendWaiters: [CheckedContinuation<Void, Never>] = []
+        /// True while the task sleeps out a backoff: ``finishAndSend()`` does not wait for it.
+        var backingOff = false
+        /// Sends the current segment when the app goes to the background (Apple platforms with UIKit).
+        var background: (any Sendable)?
     }
 
     /// Creates an uploader; nothing is sent before ``start()``.
@@ -86,6 +98,32 @@ public final class TraceUploader: Sendable {
         state.withLock { state in
             guard state.task == nil else { return }
             state.task = Task.detached { [self] in await run() }
+            #if canImport(UIKit) && !os(watchOS)
+            if configuration.finishActiveFile != nil { state.background = BackgroundSending(self) }
+            #endif
+        }
+    }
+
+    /// Finishes the writer's current file now (if it holds anything new) and sends every pending
+    /// file, returning when that pass is over: all delivered, or an attempt failed and waits for its
+    /// backoff (the files stay on disk for later). Returns at once when the uploader is not running,
+    /// is paused or is backing off. On Apple platforms with UIKit the uploader calls it itself, inside
+    /// a background task, when the app goes to the background.
+    public func finishAndSend() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queued: Bool = state.withLock { state in
+                guard state.task != nil, !state.paused, !state.backingOff else { return false }
+                state.sendWaiters.append(continuation)
+                return true
+            }
+            if queued { wakeup.signal() } else { continuation.resume() }
+        }
+    }
+
+    private func takeSendWaiters() -> [CheckedContinuation<Void, Never>] {
+        state.withLock { state in
+            defer { state.sendWaiters.removeAll() }
+            return state.sendWaiters
         }
     }
 
@@ -98,6 +136,8 @@ public final class TraceUploader: Sendable {
         }
         current?.cancel()
         await current?.value
+        state.withLock { $0.background = nil }
+        for waiter in takeSendWaiters() { waiter.resume() }
     }
 
     /// Stops starting uploads (a request in flight finishes) until ``resume()``.
@@ -129,6 +169,12 @@ public final class TraceUploader: Sendable {
 
     /// Finished files waiting to be sent, oldest first.
     public func pendingFiles() -> [String] {
+        pendingFiles(finished: [])
+    }
+
+    /// Finished files waiting to be sent; those in `finished`, handed over by the writer, need not
+    /// wait ``Configuration/minimumFileAge``.
+    private func pendingFiles(finished: Set<String>) -> [String] {
         let dir = configuration.directory
         let prefix = dir.hasSuffix("/") ? dir : dir + "/"
         let active = configuration.activeFile()
@@ -138,7 +184,10 @@ public final class TraceUploader: Sendable {
             .filter { !$0.hasPrefix(".") && $0.hasSuffix(".jsonl.gz") }
             .sorted()
             .map { prefix + $0 }
-            .filter { $0 != active && !Self.isSamePath($0, active) && Self.modificationTime($0) <= settled }
+            .filter { path in
+                path != active && !Self.isSamePath(path, active)
+                    && (Self.modificationTime(path) <= settled || finished.contains(path))
+            }
     }
 
     private static func modificationTime(_ path: String) -> Double {
@@ -154,14 +203,39 @@ public final class TraceUploader: Sendable {
 
     private func run() async {
         var failures = 0
+        let clock = ContinuousClock()
+        var nextSegment = clock.now.advanced(by: configuration.segmentInterval)
+        // Segments the writer handed over and not yet delivered: sent without the minimumFileAge wait,
+        // and, while they fail, still pending (so a failing upload is never mistaken for an empty folder).
+        var segments: Set<String> = []
         while !Task.isCancelled {
             if isPaused {
+                for waiter in takeSendWaiters() { waiter.resume() }
                 await wakeup.wait(timeout: .seconds(3600))
                 continue
             }
-            let files = pendingFiles()
+            // Taken before the cut, so each waiter's events are in the segment it waits for.
+            let waiters = takeSendWaiters()
+            if let finish = configuration.finishActiveFile {
+                // While uploads fail, no segment is cut: an offline device keeps the writer's own
+                // hourly files (within its folder budgets), not one file per stale minute.
+                if !waiters.isEmpty || (failures == 0 && clock.now >= nextSegment) {
+                    if let segment = await Self.offThread(finish) { segments.insert(segment) }
+                    nextSegment = clock.now.advanced(by: configuration.segmentInterval)
+                } else if clock.now >= nextSegment {
+                    nextSegment = clock.now.advanced(by: configuration.segmentInterval)
+                }
+            }
+            let idle: Duration = configuration.finishActiveFile == nil
+                ? configuration.scanInterval
+                : max(.milliseconds(10), min(configuration.scanInterval, clock.now.duration(to: nextSegment)))
+            segments = segments.filter { FileStatus(path: $0) != nil }
+            let files = pendingFiles(finished: segments)
             if files.isEmpty {
-                await wakeup.wait(timeout: configuration.scanInterval)
+                // Nothing left to send: nothing is failing.
+                failures = 0
+                for waiter in waiters { waiter.resume() }
+                await wakeup.wait(timeout: idle)
                 continue
             }
             var backoff: Duration?
@@ -185,13 +259,26 @@ public final class TraceUploader: Sendable {
                 }
                 if backoff != nil { break }
             }
+            for waiter in waiters { waiter.resume() }
             if let backoff {
                 // Only stop() cuts a backoff short: resume() and uploadNow() must not defeat Retry-After.
+                state.withLock { $0.backingOff = true }
+                for waiter in takeSendWaiters() { waiter.resume() }
                 try? await Task.sleep(for: backoff)
+                state.withLock { $0.backingOff = false }
             } else if !progressed {
                 // Every pending file is held by a writer (being finished): look again later.
-                await wakeup.wait(timeout: configuration.scanInterval)
+                await wakeup.wait(timeout: idle)
             }
+        }
+        for waiter in takeSendWaiters() { waiter.resume() }
+    }
+
+    /// Runs the writer's blocking finish (it waits for the writer's thread and its `fsync`) off the
+    /// cooperative pool.
+    private static func offThread(_ body: @escaping @Sendable () -> String?) async -> String? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
         }
     }
 

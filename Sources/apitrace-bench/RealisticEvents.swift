@@ -1,5 +1,5 @@
 import APITraceFormat
-import APITraceTesting
+import APITraceSynthetic
 
 /// A deterministic mix of events shaped like a real API client's: mostly requests, some failures.
 enum RealisticEvents {

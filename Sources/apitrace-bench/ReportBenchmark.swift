@@ -1,6 +1,6 @@
 import APITraceAnalysis
 import APITraceFormat
-import APITraceTesting
+import APITraceSynthetic
 import ArgumentParser
 import Foundation
 

@@ -106,7 +106,7 @@ import Testing
     @Test func theSampleRulesFileIsValid() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let rules = try AlertRules.load(path: root.appendingPathComponent("Samples/alert-rules.yaml").path)
-        #expect(rules.rules.map(\.name) == ["api-errors", "apps-decoding", "news-spike"])
+        #expect(rules.rules.map(\.name) == ["api-errors", "apps-decoding", "news-spike", "live-comments"])
         #expect(rules.notifiers.count == 4)
     }
 }

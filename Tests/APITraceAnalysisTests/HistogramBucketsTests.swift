@@ -1,5 +1,5 @@
 @testable import APITraceAnalysis
-import APITraceTesting
+import APITraceSynthetic
 import Histogram
 import Testing
 

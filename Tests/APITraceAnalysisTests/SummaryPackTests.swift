@@ -1,7 +1,7 @@
 @testable import APITraceAnalysis
 import APITraceFormat
 import APITraceTestSupport
-import APITraceTesting
+import APITraceSynthetic
 import Foundation
 import Testing
 

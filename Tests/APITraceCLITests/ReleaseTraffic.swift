@@ -1,6 +1,6 @@
 import APITraceFormat
 import APITraceTestSupport
-import APITraceTesting
+import APITraceSynthetic
 import Foundation
 
 /// A day of a fleet's traffic with a known answer: eight devices on app 2.3.1 at baseline noise

@@ -31,12 +31,30 @@ struct DemoTests {
     @Test("the demo prints the report and the page the alert would send")
     func demoOutput() async throws {
         let stdout = try await DemoRun.shared.traces().stdout
-        for heading in ["TOTALS", "ROUTES", "DECODE FAILURES", "SERVER-SENT EVENTS", "ALERT"] {
+        for heading in ["TOTALS", "ROUTES", "DECODE FAILURES", "SERVER-SENT EVENTS", "WEBSOCKETS", "ALERT"] {
             #expect(stdout.contains(heading), "no \(heading) section")
         }
         #expect(stdout.contains("api-errors TRIGGERED"))
         #expect(stdout.contains("<redacted: $PD_ROUTING_KEY>"))
         #expect(!stdout.contains("demo-routing-key"), "the routing key leaked")
+    }
+
+    @Test("the live comments WebSocket shows the server's drop, its 1011 close and its late pongs")
+    func liveComments() async throws {
+        let report = try await report()
+        let ws = try #require(report["websocket"] as? [String: Any])
+        #expect((ws["connections"] as? Int ?? 0) >= 3, "\(ws)")
+        let codes = (ws["abnormal_by_code"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
+        #expect(codes.contains("1006 abnormal") && codes.contains("1011 server_error"), "\(codes)")
+        #expect((ws["reconnects"] as? Int ?? 0) >= 2)
+        #expect((ws["messages_in"] as? Int ?? 0) > 0)
+        // Late pongs: the traced round trips are at least the server's 300 ms delay.
+        let traces = try await DemoRun.shared.traces()
+        let lines = try await runOffPool(try builtProduct("apitrace").path, ["cat", "--type", "websocket", traces.dir])
+        let rtts = String(decoding: lines.stdout, as: UTF8.self).split(separator: "\n").compactMap { line -> Double? in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["ping_rtt_ms"] as? Double
+        }
+        #expect(!rtts.isEmpty && rtts.allSatisfy { $0 >= 290 }, "\(rtts)")
     }
 
     @Test("the report shows every injected fault")

@@ -21,6 +21,7 @@ struct GrafanaDashboardTests {
             TraceEvent(timestamp: t, .decodeFailure(.init(route: "/a", entity: "App", kind: .keyNotFound, path: "x", message: ""))),
             TraceEvent(timestamp: t, .error(.init(identity: "E.e", message: ""))),
             TraceEvent(timestamp: t, .sse(.init(phase: .reconnect, route: "/s"))),
+            TraceEvent(timestamp: t, .websocket(.init(phase: .close, route: "/w", code: 1006, reason: "abnormal", closedBy: "network"))),
             TraceEvent(timestamp: t, .dropped(.init(count: 1, reason: "buffer_full"))),
         ] { exporter.add(event, appVersion: "2.1.0") }
         return Self.names(in: exporter.text())
@@ -40,6 +41,7 @@ struct GrafanaDashboardTests {
             #"{"type":"decode_failure","ts":"2026-11-22T09:00:00.000Z","route":"/a","entity":"App","kind":"keyNotFound","path":"x","message":""}"#,
             #"{"type":"error","ts":"2026-11-22T09:00:00.000Z","identity":"E.e","message":""}"#,
             #"{"type":"sse","ts":"2026-11-22T09:00:00.000Z","phase":"reconnect","route":"/s"}"#,
+            #"{"type":"websocket","ts":"2026-11-22T09:00:00.000Z","phase":"close","route":"/w","code":1006,"reason":"abnormal","closed_by":"network"}"#,
             #"{"type":"dropped","ts":"2026-11-22T09:00:00.000Z","count":1,"reason":"buffer_full"}"#,
         ]
         let body = try GzipDeflater.compress(Array((lines.joined(separator: "\n") + "\n").utf8))

@@ -76,7 +76,7 @@ struct RegularFileTests {
         // to its end before refusing it reads all 64 MiB.
         let total = 64 << 20
         let chunk = [UInt8](repeating: 0, count: 1 << 20)
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         if compressed {
             let deflater = try GzipDeflater(level: 6)

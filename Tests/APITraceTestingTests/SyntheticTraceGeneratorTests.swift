@@ -1,6 +1,6 @@
 import APITraceFormat
 import APITraceTestSupport
-import APITraceTesting
+import APITraceSynthetic
 import Foundation
 import Testing
 

@@ -1,11 +1,11 @@
 import APITraceFormat
-import APITraceTesting
+import APITraceSynthetic
 import Foundation
 
 /// Generated traces written to disk, with the same events in memory for independent checks.
 public struct GeneratedTraces {
     public let folder = TemporaryDirectory()
-    public let generator: SyntheticTraceGenerator
+    package let generator: SyntheticTraceGenerator
     public let paths: [String]
     /// Events per file, as generated (not read back).
     public let events: [[TraceEvent]]

@@ -5,8 +5,9 @@ import Foundation
 /// `opentelemetry.proto.collector.{trace,logs,metrics}.v1.*_service_pb2`) and writes each request,
 /// decoded, as one JSON line (`MessageToDict`, ids as hex) to `received.jsonl` in its folder.
 ///
-/// Replies follow `replies` in order (`"503:1"` is a 503 with `Retry-After: 1`, `"400"` a 400),
-/// then 200 with an empty `Export*ServiceResponse`.
+/// Replies follow `replies` in order (`"503:1"` is a 503 with `Retry-After: 1`, `"400"` a 400,
+/// `"hang"` reads the request and never answers), then 200 with an empty `Export*ServiceResponse`.
+/// `port` 0 picks a free one; a port from ``freePort()`` lets a test start the receiver late.
 public final class OTLPReceiver: @unchecked Sendable {
     public let folder: String
     public let child: ChildProcess
@@ -18,12 +19,14 @@ public final class OTLPReceiver: @unchecked Sendable {
         public var headers: [String: String]
         public var wireBytes: Int
         public var body: [String: Any]
+        /// When it arrived (seconds since 1970, the receiver's clock).
+        public var time: Double
     }
 
-    public static func start(in folder: String, replies: [String] = []) async throws -> OTLPReceiver {
+    public static func start(in folder: String, replies: [String] = [], port: Int = 0) async throws -> OTLPReceiver {
         let script = folder + "/otlp_receiver.py"
         try Self.script.write(toFile: script, atomically: true, encoding: .utf8)
-        let child = try ChildProcess("/usr/bin/env", ["python3", script, folder + "/received.jsonl", replies.joined(separator: ",")])
+        let child = try ChildProcess("/usr/bin/env", ["python3", script, folder + "/received.jsonl", replies.joined(separator: ","), String(port)])
         let line = try await child.waitForLine("the OTLP receiver's port", seconds: 60) { $0.hasPrefix("port ") }
         return OTLPReceiver(folder: folder, child: child, port: Int(line.dropFirst(5))!)
     }
@@ -44,7 +47,8 @@ public final class OTLPReceiver: @unchecked Sendable {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
             return Request(
                 path: object["path"] as? String ?? "", headers: object["headers"] as? [String: String] ?? [:],
-                wireBytes: object["wire_bytes"] as? Int ?? 0, body: object["body"] as? [String: Any] ?? [:])
+                wireBytes: object["wire_bytes"] as? Int ?? 0, body: object["body"] as? [String: Any] ?? [:],
+                time: object["time"] as? Double ?? 0)
         }
     }
 
@@ -52,7 +56,7 @@ public final class OTLPReceiver: @unchecked Sendable {
     public func stop() { child.stop() }
 
     static let script = #"""
-import base64, gzip, json, sys, threading
+import base64, gzip, json, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as ts
@@ -61,6 +65,7 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2 as ms
 
 out_path = sys.argv[1]
 replies = [r for r in (sys.argv[2].split(",") if len(sys.argv) > 2 else []) if r]
+listen_port = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 lock = threading.Lock()
 KINDS = {"/v1/traces": (ts.ExportTraceServiceRequest, ts.ExportTraceServiceResponse),
          "/v1/logs": (ls.ExportLogsServiceRequest, ls.ExportLogsServiceResponse),
@@ -87,9 +92,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args): pass
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        record = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "wire_bytes": len(raw)}
+        record = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "wire_bytes": len(raw), "time": time.time()}
         with lock:
             reply = replies.pop(0) if replies else "200"
+        if reply == "hang":
+            time.sleep(3600)
+            return
         status, _, retry = reply.partition(":")
         status = int(status)
         try:
@@ -118,7 +126,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(answer)
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+ThreadingHTTPServer.daemon_threads = True
+server = ThreadingHTTPServer(("127.0.0.1", listen_port), Handler)
 print("port", server.server_address[1], flush=True)
 server.serve_forever()
 """#

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import APITraceFormat
+@_spi(Fuzzing) import APITraceFormat
 
 /// libFuzzer entry point: the input is the content of a trace file, plain or gzip.
 ///
@@ -22,7 +22,7 @@ public func fuzzFileReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let asGiven = read(bytes, readSize: readSize)
     if size >= 2, bytes[0] == 0x1F, bytes[1] == 0x8B { return 0 }
 
-    guard let compressed = try? GzipDeflater.compress(bytes) else { fatalError("gzip of \(size) bytes failed") }
+    guard let compressed = try? FuzzingSupport.gzip(bytes) else { fatalError("gzip of \(size) bytes failed") }
     let viaGzip = read(compressed, readSize: readSize)
     guard viaGzip.lines == asGiven.lines, viaGzip.invalidLines == asGiven.invalidLines else {
         fatalError("plain and gzip reads differ: \(asGiven.lines.count) vs \(viaGzip.lines.count) lines, \(asGiven.invalidLines) vs \(viaGzip.invalidLines) invalid")

@@ -11,6 +11,8 @@ struct ScanPlan: Sendable {
         var appVersion: String?
         var failure: AlertRule.FailureDefinition.Matcher
         var decodeFailures: Bool
+        /// Counts WebSocket closes (abnormal ones failing) instead of requests.
+        var webSocketCloses: Bool
         /// For a latency rule: slower requests are the bad events.
         var latencyMs: Double?
         var evidence: Range<Int64>?
@@ -35,7 +37,7 @@ struct ScanPlan: Sendable {
             return RulePattern(
                 route: rule.scope.route.map { TextPattern($0) }, host: rule.scope.host.map { TextPattern($0) },
                 appVersion: rule.scope.appVersion, failure: .init(rule.failure), decodeFailures: rule.failure.decodeFailures,
-                latencyMs: rule.latencyMs, evidence: evidence, baseline: baseline)
+                webSocketCloses: rule.failure.webSocketCloses, latencyMs: rule.latencyMs, evidence: evidence, baseline: baseline)
         }
         ranges = counter.ranges
         span = (ranges.map(\.lowerBound).min() ?? 0)..<(ranges.map(\.upperBound).max() ?? 0)
@@ -61,7 +63,7 @@ struct ScanPlan: Sendable {
             }
             return active.contains(true)
         }) { record, _ in
-            guard record.kind == .request || record.kind == .decodeFailure || record.kind == .error,
+            guard record.kind == .request || record.kind == .decodeFailure || record.kind == .error || record.kind == .websocket,
                   span.contains(record.timestamp),
                   ranges.count == 1 || ranges.contains(where: { $0.contains(record.timestamp) }) else { return true }
             count(record, active: active, appVersion: appVersion, into: &out)
@@ -80,7 +82,27 @@ struct ScanPlan: Sendable {
             guard p.matches(p.route, f.route), p.matches(p.host, f.host) else { continue }
             let inEvidence = p.evidence?.contains(ts) ?? false
             let side: FailureComparisonCounts.Side? = inEvidence ? .window : (p.baseline?.contains(ts) ?? false) ? .baseline : nil
+            if p.webSocketCloses != (f.kind == .websocket) {
+                // A WebSocket rule reads closes only; a request rule never reads them. Errors stay evidence.
+                if f.kind == .error, inEvidence, let identity = f.identity { out.evidence[i].errorIdentities.addBounded(identity.string, 1) }
+                continue
+            }
             switch f.kind {
+            case .websocket:
+                guard let phase = f.phase, phase.equals(text: "close") else { continue }
+                let code = f.code.map { Int($0) }
+                let failed = TraceEvent.WebSocket.isAbnormalClose(code: code)
+                out.runs[i].add(bucket: b, requests: 1, failures: failed ? 1 : 0)
+                let identity = "WebSocket " + (code.map { "\($0) \(TraceEvent.WebSocket.reasonClass(ofCode: $0))" } ?? "close without a code")
+                if inEvidence, let route = f.route {
+                    out.evidence[i].add(route: route.string, requests: 1, failed: failed)
+                    if failed { out.evidence[i].errorIdentities.addBounded(identity, 1) }
+                }
+                if let side {
+                    out.evidence[i].comparison.addRequest(
+                        side, route: f.route?.string ?? "-", host: nil, appVersion: appVersion, weight: 1, failed: failed,
+                        failureClass: failed ? "websocket_abnormal" : "websocket_close", identity: failed ? identity : "")
+                }
             case .request:
                 guard let verdict = p.failure.verdict(status: f.status, outcome: f.outcome, error: f.error?.bytes) else { continue }
                 let failed = p.latencyMs.map { f.durationMs! > $0 } ?? verdict

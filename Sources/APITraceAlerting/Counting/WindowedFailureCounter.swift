@@ -45,11 +45,13 @@ public struct WindowedFailureCounter: Sendable {
             let f = r.failure
             // "outcomes-1": counts under the format's outcome and weight rules (client-side outcomes
             // left out, sample rates bounded); entries from before them never match.
-            return ["outcomes-1", r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
+            var parts: [String] = ["outcomes-1", r.scope.route ?? "", r.scope.host ?? "", r.scope.appVersion ?? "",
                     f.statuses.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ","), "\(f.transport)", "\(f.decodeFailures)",
                     f.includeErrors.joined(separator: ","), f.excludeErrors.joined(separator: ","), r.latencyMs.map { "latency \($0)" } ?? "",
                     "\(bucketMilliseconds)"]
-                .joined(separator: "\u{1}")
+            // Appended only when set, so the entries of request rules stay valid.
+            if f.webSocketCloses { parts.append("websocket-closes") }
+            return parts.joined(separator: "\u{1}")
         }
     }
 

@@ -8,6 +8,9 @@ package enum PrometheusMetricNames {
     /// Decode failures by entity, kind, folded path, route template and app version.
     package static let decodeFailures = "apitrace_decode_failures_total"
 
+    /// WebSocket connection changes by phase, route template, close-code class and `abnormal`.
+    package static let webSocketEvents = "apitrace_websocket_events_total"
+
     /// Route template label.
     package static let route = "url_template"
     /// Server host label.

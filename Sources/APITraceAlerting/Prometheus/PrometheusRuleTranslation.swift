@@ -102,7 +102,8 @@ private struct RuleGroup {
     }
 
     private var summary: String {
-        var text = rule.latencyMs.map { "\(rule.name): requests slower than \(number($0)) ms" } ?? "\(rule.name): failed requests"
+        var text = rule.failure.webSocketCloses ? "\(rule.name): abnormal WebSocket closes"
+            : rule.latencyMs.map { "\(rule.name): requests slower than \(number($0)) ms" } ?? "\(rule.name): failed requests"
         text += " (scope \(rule.scope))"
         if let slo = rule.slo { text += " burn the \(number(slo * 100))% objective's budget too fast" }
         if rule.spike != nil { text += rule.slo == nil ? " spike above their baseline" : ", or spike above their baseline" }
@@ -181,8 +182,22 @@ private struct RuleGroup {
         include.map { PromQLSelector(Names.requests, scopeMatchers + [PromQLSelector.equal(Names.status, ""), PromQLSelector.matching(Names.errorType, $0)]) }
     }
 
+    /// A WebSocket rule's closes (`abnormal` set: its failures), in the rule's route scope.
+    private mutating func webSocketCloses(abnormal: Bool, window: String, offset: String?) -> String {
+        if rule.scope.host != nil || rule.scope.appVersion != nil {
+            note("the WebSocket counter carries no host nor app_version, so the rule's scope is its route only (apitrace alert matches no host on websocket events)")
+        }
+        var m = [PromQLSelector.equal("phase", "close")]
+        if let route = rule.scope.route {
+            m.append(route.hasSuffix("*") ? PromQLSelector.matching(Names.route, PromQLSelector.globRegex(route)) : PromQLSelector.equal(Names.route, route))
+        }
+        if abnormal { m.append(PromQLSelector.equal("abnormal", "true")) }
+        return PromQLSelector(Names.webSocketEvents, m).increase(window, offset: offset)
+    }
+
     /// The requests in the ratio: every request with a status, transport failures, included errors.
-    private func requestsExpression(window: String, offset: String?) -> String {
+    private mutating func requestsExpression(window: String, offset: String?) -> String {
+        if rule.failure.webSocketCloses { return webSocketCloses(abnormal: false, window: window, offset: offset) }
         if rule.latencyMs != nil {
             return PromQLSelector(Names.duration + "_count", scopeMatchers).increase(window, offset: offset)
         }
@@ -195,6 +210,7 @@ private struct RuleGroup {
     /// off), included errors, decode failures when they count; for a latency rule, requests slower
     /// than `latency_ms`.
     private mutating func failuresExpression(window: String, offset: String?) -> String {
+        if rule.failure.webSocketCloses { return webSocketCloses(abnormal: true, window: window, offset: offset) }
         if let latency = rule.latencyMs {
             let seconds = latency / 1000
             let bound = Names.durationBuckets.last { $0 <= seconds + 1e-12 }

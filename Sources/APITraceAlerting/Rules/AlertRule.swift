@@ -133,6 +133,11 @@ extension AlertRule {
         public var includeErrors: [String]
         /// Error identities (globs) of requests without a status that never fail nor count.
         public var excludeErrors: [String]
+        /// Watch WebSocket connections instead of requests (`websocket_closes: true`): every `close`
+        /// of a `websocket` event counts (`min_requests` is then a minimum of closes) and the
+        /// abnormal ones fail: any code but 1000 and 1001, as the report counts them. Requests and
+        /// decode failures are left out; the other fields of the definition do not apply.
+        public var webSocketCloses = false
 
         /// Creates a definition; the defaults are 5xx and transport failures.
         public init(
@@ -159,6 +164,21 @@ extension AlertRule {
 
         /// True when a request with this status (nil: transport failure) failed.
         public func isFailure(status: Int?) -> Bool { verdict(status: status, error: nil) ?? false }
+
+        private enum CodingKeys: String, CodingKey {
+            case statuses, transport, decodeFailures, includeErrors, excludeErrors, webSocketCloses
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            statuses = try c.decode([ClosedRange<Int>].self, forKey: .statuses)
+            transport = try c.decode(Bool.self, forKey: .transport)
+            decodeFailures = try c.decode(Bool.self, forKey: .decodeFailures)
+            includeErrors = try c.decode([String].self, forKey: .includeErrors)
+            excludeErrors = try c.decode([String].self, forKey: .excludeErrors)
+            // Definitions encoded before WebSocket rules existed watch requests.
+            webSocketCloses = try c.decodeIfPresent(Bool.self, forKey: .webSocketCloses) ?? false
+        }
 
         /// The definition with its error globs compiled, for the counting loop.
         package struct Matcher: Sendable {

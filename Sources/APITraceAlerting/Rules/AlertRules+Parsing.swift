@@ -134,7 +134,7 @@ extension AlertRules {
     }
 
     private static func parseFailure(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule.FailureDefinition {
-        let f = try node.members(allowed: ["statuses", "transport", "decode_failures", "include_errors", "exclude_errors"])
+        let f = try node.members(allowed: ["statuses", "transport", "decode_failures", "include_errors", "exclude_errors", "websocket_closes"])
         var definition = AlertRule.FailureDefinition()
         if let n = f["statuses"] {
             definition.statuses = try n.sequence().map { (item) throws(AlertConfigError) in
@@ -150,6 +150,7 @@ extension AlertRules {
         if let n = f["decode_failures"] { definition.decodeFailures = try n.bool() }
         if let n = f["include_errors"] { definition.includeErrors = try n.sequence().map { (item) throws(AlertConfigError) in try item.string() } }
         if let n = f["exclude_errors"] { definition.excludeErrors = try n.sequence().map { (item) throws(AlertConfigError) in try item.string() } }
+        if let n = f["websocket_closes"] { definition.webSocketCloses = try n.bool() }
         return definition
     }
 

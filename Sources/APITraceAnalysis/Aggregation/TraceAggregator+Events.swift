@@ -44,10 +44,18 @@ extension TraceAggregator {
             recordLog(ms: ms, level: smallStrings.id(of: l.level))
         case .dropped(let d):
             recordDropped(ms: ms, count: d.count, reason: d.reason)
-        case .websocket:
-            // Not counted yet: the file path (`add(line:)`) skips the type as unknown, and both paths
-            // must count the same way until the report has a WebSockets section.
-            base.unknownTypes += 1
+        case .websocket(let w):
+            let phase: SSEPhase = switch w.phase {
+            case .open: .open
+            case .close: .close
+            case .reconnect: .reconnect
+            case .fail: .fail
+            default: .other
+            }
+            recordWebSocket(ms: ms, WebSocketFacts(
+                phase: phase, route: routeNames.id(of: w.route), code: w.code, reason: w.reason.map { smallStrings.id(of: $0) },
+                delayMs: w.delayMs, durationMs: w.durationMs, messagesIn: w.messagesIn.map { Int64($0) },
+                messagesOut: w.messagesOut.map { Int64($0) }, bytesIn: w.bytesIn, bytesOut: w.bytesOut, silenceMs: w.silenceMs))
         }
     }
 }

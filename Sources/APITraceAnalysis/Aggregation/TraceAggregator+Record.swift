@@ -83,9 +83,14 @@ extension TraceAggregator {
         case .dropped:
             recordDropped(ms: ms, count: Int(f.count!), reason: f.reason?.string ?? "unknown")
         case .websocket:
-            // Not counted yet, as the events path (`add(event:)`) does not: the report has no
-            // WebSockets section so far (issue 25, item 4).
-            return .unknownType
+            let routeID = Self.intern(f.route ?? RawText.empty, in: &routeNames)
+            guard routeMatches(routeID) else { base.eventsFiltered += 1; return .filtered }
+            let p = f.phase!.bytes
+            let phase: SSEPhase = p.equals("open") ? .open : p.equals("close") ? .close : p.equals("reconnect") ? .reconnect : p.equals("fail") ? .fail : .other
+            recordWebSocket(ms: ms, WebSocketFacts(
+                phase: phase, route: routeID, code: f.code.map { Int($0) }, reason: f.reason.map { Self.intern($0, in: &smallStrings) },
+                delayMs: f.delayMs, durationMs: f.durationMs, messagesIn: f.messagesIn, messagesOut: f.messagesOut,
+                bytesIn: f.bytesIn, bytesOut: f.bytesOut, silenceMs: f.silenceMs))
         }
         return .counted
     }

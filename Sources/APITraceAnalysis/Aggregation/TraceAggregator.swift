@@ -45,6 +45,7 @@ public struct TraceAggregator {
     var logLevelCounts: [Int: Int] = [:]
     var sseReasons: [Int: Int] = [:]
     var sseRoutes: [Int: SSERouteCounts] = [:]
+    var webSocket = WebSocketAccumulator()
 
     // The time bucket being filled; events of a file arrive in time order, so most land in it.
     var currentBucketStart = Int64.min
@@ -65,7 +66,7 @@ public struct TraceAggregator {
 
     /// The event types a report counts, in `type` field spelling.
     enum EventType: Int, CaseIterable {
-        case request, decodeFailure, error, sse, log, dropped
+        case request, decodeFailure, error, sse, log, dropped, websocket
         var name: String {
             switch self {
             case .request: "request"
@@ -74,6 +75,7 @@ public struct TraceAggregator {
             case .sse: "sse"
             case .log: "log"
             case .dropped: "dropped"
+            case .websocket: "websocket"
             }
         }
     }
@@ -359,6 +361,7 @@ public struct TraceAggregator {
         for (level, n) in logLevelCounts { s.logLevels.addBounded(smallStrings.string(level), n) }
         for (reason, n) in sseReasons { s.sse.reasons.addBounded(smallStrings.string(reason), n) }
         for (route, counts) in sseRoutes { s.sse.routes[routeName(route), default: SSERouteCounts()].merge(counts) }
+        s.webSocket = webSocketSummary(routeName: routeName)
         // Merging through an empty summary applies the key caps the same way across files.
         s.routes = [:]
         s.errors = [:]

@@ -58,6 +58,8 @@ public struct TraceSummary: Sendable {
     public var decodeFailuresByRoute: [String: Int] = [:]
     /// Server-Sent Events connections.
     public var sse = SSESummary()
+    /// WebSocket connections.
+    public var webSocket = WebSocketSummary()
     /// Counts per header `app_version` (`-` for files without one).
     public var appVersions: [String: AppVersionSummary] = [:]
     /// Counts over time.
@@ -117,6 +119,7 @@ public struct TraceSummary: Sendable {
         }
         decodeFailuresByRoute.merge(other.decodeFailuresByRoute, uniquingKeysWith: +)
         sse.merge(other.sse)
+        webSocket.merge(other.webSocket)
         for (key, value) in other.appVersions {
             let key = appVersions[key] != nil || appVersions.count < Self.maximumKeys - 1 ? key : "(other)"
             appVersions[key, default: AppVersionSummary()].merge(value)

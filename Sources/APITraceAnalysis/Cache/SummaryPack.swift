@@ -192,7 +192,7 @@ enum SummaryPack {
         /// links, `fsync`ed and renamed by ``finish(merged:)``. Entries are `pwrite`n to its
         /// descriptor from several threads (each at offsets reserved under `state`'s lock); only
         /// `finish` and `deinit` commit or discard it, once.
-        private nonisolated(unsafe) let file: AtomicFileWriter
+        private let file: AtomicFileWriter
         private let descriptor: Int32
         private let state = Locked(State())
 

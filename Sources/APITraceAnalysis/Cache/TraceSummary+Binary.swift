@@ -52,6 +52,7 @@ extension TraceSummary {
         sse.reconnectDelay.encode(into: &w); sse.eventsPerConnection.encode(into: &w); sse.connectionDuration.encode(into: &w)
         w.putCount(sse.routes.count)
         for (route, c) in sse.routes { w.put(route); w.put(c.opens); w.put(c.reconnects); w.put(c.fails) }
+        webSocket.encode(into: &w)
         w.putCount(appVersions.count)
         for (version, a) in appVersions {
             w.put(version)
@@ -132,6 +133,7 @@ extension TraceSummary {
             c.opens = try r.count(); c.reconnects = try r.count(); c.fails = try r.count()
             sse.routes[route] = c
         }
+        webSocket = try WebSocketSummary(decoding: &r)
         for _ in 0..<(try r.items(minimumSize: 50)) {
             let version = try r.string()
             var a = AppVersionSummary()

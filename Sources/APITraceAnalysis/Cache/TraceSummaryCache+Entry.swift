@@ -8,7 +8,8 @@ extension TraceSummaryCache {
     /// `ATSC`; bump ``formatVersion`` whenever the summary or its encoding changes.
     static let magic: UInt32 = 0x4353_5441
     /// 2: entries live in packs (``SummaryPack``); version 1 was one file per entry.
-    static let formatVersion: UInt32 = 2
+    /// 3: summaries count `websocket` events (version 2 skipped them as an unknown type).
+    static let formatVersion: UInt32 = 3
     /// Magic, version, checksum and length.
     static let prefixBytes = 24
 

@@ -79,6 +79,7 @@ extension TraceReport {
             reasons: Self.ranked(s.sse.reasons).map { ($0.route, $0.count) }, reconnectDelay: Percentiles(s.sse.reconnectDelay),
             eventsPerConnection: Percentiles(s.sse.eventsPerConnection), meanEventsPerConnection: s.sse.eventsPerConnection.mean,
             routes: s.sse.routes.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        webSocket = WebSocketSection(s.webSocket, spanSeconds: span)
 
         let base = s.timeSeries.granularitySeconds
         var bucket = options.bucketSeconds.map { max($0, base) } ?? TimeSeries.granularity(forSpanSeconds: Int64(span), minimum: base)

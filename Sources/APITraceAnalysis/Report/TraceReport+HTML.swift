@@ -104,6 +104,23 @@ extension TraceReport {
             out += "<li>events per connection: mean \(sse.meanEventsPerConnection.map { F.number($0) } ?? "-")</li></ul>\n"
         }
 
+        out += "<h2>WebSockets</h2>\n"
+        if webSocket.isEmpty {
+            out += "<p>None.</p>\n"
+        } else {
+            let ws = webSocket
+            out += "<ul><li>\(h(ws.headline))</li>"
+            out += "<li>abnormal closes by code: \(h(ws.abnormalByCode.map { "\($0.code) \(F.count($0.count))" }.joined(separator: ", ")))</li>"
+            out += "<li>by reason: \(h(ws.abnormalByReason.map { "\(Self.clip($0.reason, 48)) \(F.count($0.count))" }.joined(separator: ", ")))</li>"
+            out += "<li>\(h(ws.trafficLine))</li><li>\(h(ws.delayLine))</li></ul>\n"
+            out += table(["route", "connections", "closes", "abnormal", "reconnects", "gave up", "messages in"], [1, 2, 3, 4, 5, 6],
+                ws.routes.map { r in
+                    [h(r.route), F.count(r.counts.opens), F.count(r.counts.closes), F.count(r.counts.abnormalCloses),
+                     F.count(r.counts.reconnects), F.count(r.counts.fails), F.count(Int(clamping: r.counts.messagesIn))]
+                }, rowClass: { ws.routes[$0].counts.abnormalCloses > 0 ? "warn" : nil })
+            if ws.routesOmitted > 0 { out += "<p>... \(F.count(ws.routesOmitted)) more routes (see <code>--format json</code>).</p>\n" }
+        }
+
         if !input.warnings.isEmpty {
             out += "<h2>Warnings</h2>\n<ul>" + input.warnings.map { "<li>\(h($0))</li>" }.joined() + "</ul>\n"
         }

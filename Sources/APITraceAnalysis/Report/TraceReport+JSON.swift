@@ -141,6 +141,7 @@ extension TraceReport {
                     ])
                 })),
             ])),
+            ("websocket", webSocketJSON()),
             ("app_versions", .array(appVersions.map { v in
                 .object([
                     ("app_version", .string(v.appVersion)),

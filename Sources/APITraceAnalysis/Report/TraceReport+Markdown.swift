@@ -88,6 +88,24 @@ extension TraceReport {
                 + "\(sse.eventsPerConnection.p50.map { F.number($0, decimals: 0) } ?? "-"), p95 \(sse.eventsPerConnection.p95.map { F.number($0, decimals: 0) } ?? "-")\n"
         }
 
+        out += "\n## WebSockets\n\n"
+        if webSocket.isEmpty {
+            out += "None.\n"
+        } else {
+            let ws = webSocket
+            out += "- " + ws.headline + "\n"
+            out += "- abnormal closes by code: " + ws.abnormalByCode.map { "\(text($0.code)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            out += "- by reason: " + ws.abnormalByReason.map { "\(text(Self.clip($0.reason, 48))) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            out += "- " + ws.trafficLine + "\n"
+            out += "- " + ws.delayLine + "\n\n"
+            out += table(["route", "connections", "closes", "abnormal", "reconnects", "gave up", "messages in"], [1, 2, 3, 4, 5, 6],
+                ws.routes.map { r in
+                    [c(r.route), F.count(r.counts.opens), F.count(r.counts.closes), F.count(r.counts.abnormalCloses),
+                     F.count(r.counts.reconnects), F.count(r.counts.fails), F.count(Int(clamping: r.counts.messagesIn))]
+                })
+            if ws.routesOmitted > 0 { out += "\n... \(F.count(ws.routesOmitted)) more routes (see `--format json`).\n" }
+        }
+
         out += "\n## Over time (bucket \(F.bucket(timeSeries.bucketSeconds)))\n\n"
         out += timeSeries.points.isEmpty ? "No requests.\n" : table(["start", "requests", "errors", "error rate", "4xx", "decode"], [1, 2, 3, 4, 5],
             timeSeries.points.map { p in

@@ -151,6 +151,34 @@ extension TraceReport {
                 + "p50 \(e.p50.map { F.number($0, decimals: 0) } ?? "-"), p95 \(e.p95.map { F.number($0, decimals: 0) } ?? "-")\n"
         }
 
+        // WebSockets
+        out += heading("WEBSOCKETS")
+        if webSocket.isEmpty {
+            out += "  none\n"
+        } else {
+            let ws = webSocket
+            out += "  " + ws.headline + "\n"
+            if !ws.abnormalByCode.isEmpty {
+                out += "  abnormal closes by code: " + ws.abnormalByCode.map { "\(T($0.code)) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            }
+            if !ws.abnormalByReason.isEmpty {
+                out += "  by reason: " + ws.abnormalByReason.map { "\(T(Self.clip($0.reason, 48))) \(F.count($0.count))" }.joined(separator: ", ") + "\n"
+            }
+            out += "  " + ws.trafficLine + "\n"
+            out += "  " + ws.delayLine + "\n"
+            var w = TextTable([
+                ("ROUTE", .left), ("CONNECTIONS", .right), ("CLOSES", .right), ("ABNORMAL", .right), ("RECONNECTS", .right),
+                ("GAVE UP", .right), ("MESSAGES IN", .right),
+            ])
+            for r in ws.routes {
+                w.add([r.route, F.count(r.counts.opens), F.count(r.counts.closes), F.count(r.counts.abnormalCloses),
+                       F.count(r.counts.reconnects), F.count(r.counts.fails), F.count(Int(clamping: r.counts.messagesIn))],
+                      style: r.counts.abnormalCloses > 0 ? ANSI.yellow : nil)
+            }
+            out += w.render(colors: colors)
+            if ws.routesOmitted > 0 { out += "  ... \(F.count(ws.routesOmitted)) more routes (see --format json)\n" }
+        }
+
         // Time series
         out += heading("OVER TIME (bucket \(F.bucket(timeSeries.bucketSeconds)))")
         if timeSeries.points.isEmpty {

@@ -52,6 +52,8 @@ public struct TraceReport: Sendable {
     public var decodeFailures: [DecodeFailureRow]
     /// Server-Sent Events.
     public var sse: SSESection
+    /// WebSocket connections.
+    public var webSocket: WebSocketSection
     /// Requests and error rate over time.
     public var timeSeries: TimeSeriesSection
     /// Per header `app_version`, newest-looking first (only with ``Options/byAppVersion``).

@@ -24,9 +24,16 @@ public final class CollectorMetrics: Sendable {
     /// The events of the stored files; nil when ingest counting is off.
     let ingest: IngestMetrics?
 
-    init(inFlight: @escaping @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int), ingest: IngestMetrics?) {
+    /// The OTLP forwarder's counters; nil when the collector does not forward.
+    public let forwarding: OTLPForwardingMetrics?
+
+    init(
+        inFlight: @escaping @Sendable () -> (uploads: Int, bytes: Int, peakUploads: Int, peakBytes: Int), ingest: IngestMetrics?,
+        forwarding: OTLPForwardingMetrics? = nil
+    ) {
         self.inFlight = inFlight
         self.ingest = ingest
+        self.forwarding = forwarding
     }
 
     /// Why an upload was answered `503`.
@@ -139,6 +146,7 @@ public final class CollectorMetrics: Sendable {
         for phase in UploadDeadlineHandler.TimedOutPhase.allCases {
             text += "apitrace_collector_connections_timed_out_total{phase=\"\(phase.rawValue)\"} \(timedOut[phase] ?? 0)\n"
         }
+        text += forwarding?.text() ?? ""
         let usage = inFlight()
         text += """
         # HELP apitrace_collector_uploads_in_flight Uploads being read or stored now.

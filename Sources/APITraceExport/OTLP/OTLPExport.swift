@@ -1,4 +1,5 @@
 import APITraceFormat
+import Foundation
 
 /// The read-and-send loop of an OTLP export: reads the trace files once through the reading layer,
 /// maps each new event (``OTLPMapping``), sends them in bounded batches, and then the cumulative
@@ -24,8 +25,13 @@ public struct OTLPExport {
     /// About the most bytes of text per batch (4 MiB, within every receiver's default limit): a
     /// batch of long lines is sent before it reaches ``batchSize``.
     public var batchBytes = 4 << 20
+    /// Threads reading, mapping and encoding files at once (each file is read by one). Default: the core count.
+    public var readingThreads = ProcessInfo.processInfo.activeProcessorCount
     /// Called after each accepted batch with the state as it now stands (to save it).
     public var commit: (CumulativeExport) -> Void
+    /// Whether the state keeps cumulative totals and the run ends by sending them to `/v1/metrics`.
+    /// Off for a forwarder of single files (the collector's), whose totals are on its own `/metrics`.
+    public var sendsMetrics = true
 
     /// Creates an export.
     public init(
@@ -53,17 +59,36 @@ public struct OTLPExport {
         public var failure: String?
     }
 
-    private struct Stop: Error {}
-
     /// Reads the files under `paths` that `reader` selects, sends their events not exported before
     /// according to `state`, then the cumulative metrics of `state`.
+    ///
+    /// Reading, mapping and encoding run on threads of their own (``readingThreads``, a file each),
+    /// a few batches ahead of the sending (``deliver`` and ``commit`` are called on the caller's
+    /// thread, one batch at a time): the reader's `keepFile` and `keepEvent` are called on those
+    /// threads, possibly at once.
     public func run(_ reader: TraceExportReader, _ paths: [String], state: inout CumulativeExport) -> Outcome {
         var outcome = Outcome()
         state.markStartIfMissing()
-        var batch = OTLPBatch()
-        var committedEvents: [(TraceEvent, String?)] = []
-        var pendingEnds: [(start: CumulativeExport.FileStart, events: Int, usable: Bool)] = []
-        var serviceNames: [String: Int] = [:]
+        let found = TraceFileDiscovery.find(paths)
+        outcome.read = TraceExportReader.Outcome(warnings: found.warnings, filesFound: found.files)
+        // Where each file resumes is decided before reading starts, as the reading runs ahead of the acceptances.
+        let plan = TraceFileSelection.select(found.files, since: reader.since, until: reader.until).map { ($0, state.startFile($0)) }
+
+        // Files are read in parallel, each reader taking every n-th: a file's batches stay in order
+        // (its marks only grow), batches of different files may interleave.
+        let readers = max(1, min(plan.count, readingThreads))
+        let queue = OTLPBatchQueue<OTLPEncodedBatch>(capacity: 2 * readers, producers: readers)
+        let producers = (0..<readers).map { k in
+            OTLPBatchProducer(
+                reader: reader, plan: plan.enumerated().filter { $0.offset % readers == k }.map(\.element), encoding: encoding,
+                batchSize: batchSize, batchBytes: batchBytes, keepsEvents: sendsMetrics, queue: queue)
+        }
+        for producer in producers {
+            let thread = Thread { [producer] in producer.run() }
+            thread.name = "apitrace.otlp.read"
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
 
         func sendAll(_ signal: OTLPEndpoint.Signal, _ payload: [UInt8]) -> Bool {
             switch deliver(signal, payload) {
@@ -77,74 +102,29 @@ public struct OTLPExport {
             }
         }
 
-        /// Sends the batch; on success marks its events (and `mark` for the file being read).
-        func flush(_ state: inout CumulativeExport, mark: (file: String, events: Int)?) -> Bool {
-            if batch.spanCount > 0 {
-                let payload = encoding == .protobuf ? OTLPProtobufEncoding.traces(batch) : OTLPJSONEncoding.traces(batch)
-                guard sendAll(.traces, payload) else { return false }
+        batches: while let batch = queue.pop() {
+            for (signal, payload) in batch.payloads where !sendAll(signal, payload) {
+                queue.cancel()
+                break batches
             }
-            if batch.logCount > 0 {
-                let payload = encoding == .protobuf ? OTLPProtobufEncoding.logs(batch) : OTLPJSONEncoding.logs(batch)
-                guard sendAll(.logs, payload) else { return false }
-            }
-            outcome.spans += batch.spanCount
-            outcome.logs += batch.logCount
-            for (event, version) in committedEvents { state.metrics.add(event, appVersion: version) }
-            for end in pendingEnds {
+            outcome.spans += batch.spans
+            outcome.logs += batch.logs
+            for (event, version) in batch.events { state.metrics.add(event, appVersion: version) }
+            for end in batch.ends {
                 state.setCountedEvents(end.events, in: end.start.file)
                 state.finishFile(end.start, usable: end.usable)
             }
-            if let mark { state.setCountedEvents(mark.events, in: mark.file) }
-            let changed = batch.count > 0 || !pendingEnds.isEmpty || mark != nil
-            batch = OTLPBatch()
-            committedEvents.removeAll(keepingCapacity: true)
-            pendingEnds.removeAll()
-            if changed { commit(state) }
-            return true
+            if let mark = batch.mark { state.setCountedEvents(mark.events, in: mark.file) }
+            if batch.spans + batch.logs > 0 || !batch.ends.isEmpty || batch.mark != nil { commit(state) }
         }
-
-        let found = TraceFileDiscovery.find(paths)
-        outcome.read = TraceExportReader.Outcome(warnings: found.warnings, filesFound: found.files)
-        files: for path in TraceFileSelection.select(found.files, since: reader.since, until: reader.until) {
-            guard let start = state.startFile(path) else {
-                outcome.read.usableFiles += 1
-                continue
-            }
-            var keep = true
-            var header: TraceFileHeader?
-            // Consecutive events mostly share a session: the resource is made once per run of them.
-            var resource = OTLPResource(header: nil, session: nil)
-            var index = 0
-            let result: TraceFileReader.Result
-            do {
-                result = try TraceFileReader(path: path).forEachLine { line, _ in
-                    switch line {
-                    case .header(let h):
-                        header = h
-                        resource = OTLPResource(header: h, session: nil)
-                        keep = reader.keepFile(h)
-                        if keep, let app = h.app, !app.isEmpty { serviceNames[app, default: 0] += 1 }
-                    case .event(let event):
-                        // Positions, as `export --state` counts them: the first `skip` were exported before.
-                        defer { index += 1 }
-                        guard index >= start.skip, keep, reader.keepEvent(event) else { return }
-                        if resource.sessionID != event.session { resource.sessionID = event.session }
-                        batch.add(OTLPMapping.map(event), resource: resource)
-                        committedEvents.append((event, header?.appVersion))
-                        if batch.count >= batchSize || batch.approximateBytes >= batchBytes {
-                            guard flush(&state, mark: (path, index + 1)) else { throw Stop() }
-                        }
-                    default: break
-                    }
-                }
-            } catch {
-                break files
-            }
-            if result.isUsable { outcome.read.usableFiles += 1 }
-            outcome.read.warnings += result.warnings
-            pendingEnds.append((start, index, result.isUsable))
+        queue.waitUntilFinished()
+        var serviceNames: [String: Int] = [:]
+        for producer in producers {
+            outcome.read.usableFiles += producer.usableFiles
+            outcome.read.warnings += producer.warnings
+            serviceNames.merge(producer.serviceNames, uniquingKeysWith: +)
         }
-        if outcome.failure == nil, flush(&state, mark: nil) {
+        if outcome.failure == nil, sendsMetrics {
             let name = serviceNames.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "unknown_service"
             let groups = state.metrics.otlpMetrics(serviceName: name)
             if !groups.isEmpty {

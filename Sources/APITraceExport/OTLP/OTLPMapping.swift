@@ -234,7 +234,7 @@ public enum OTLPMapping {
         a.add("apitrace.websocket.ping_rtt_ms", w.pingRTTMs)
         a.add("apitrace.websocket.silence_ms", w.silenceMs)
         // A close other than a normal (1000) or going-away (1001) one is what a user wants flagged.
-        let abnormalClose = w.phase.rawValue == "close" && w.code.map { $0 != 1000 && $0 != 1001 } ?? true
+        let abnormalClose = w.phase.rawValue == "close" && TraceEvent.WebSocket.isAbnormalClose(code: w.code)
         let (severity, text): (Int, String) =
             w.phase.rawValue == "fail" ? (17, "ERROR")
             : w.phase.rawValue == "reconnect" || abnormalClose ? (13, "WARN") : (9, "INFO")

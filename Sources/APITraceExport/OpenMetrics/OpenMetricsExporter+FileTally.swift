@@ -89,6 +89,20 @@ extension OpenMetricsExporter {
         }
     }
 
+    /// Reads one trace file once through the reading layer (``TraceFileReader/forEachRecord(header:_:)``)
+    /// into a ``FileTally``; returns it with what reading met (header, events, skipped lines, warnings).
+    package static func tally(file path: String, limits: Limits = Limits()) -> (tally: FileTally, scan: TraceFileReader.RecordScan) {
+        var tally = FileTally(limits: limits)
+        let scan = TraceFileReader(path: path).forEachRecord(header: { header in
+            tally.begin(header: header)
+            return true
+        }) { record, _ in
+            tally.add(record)
+            return true
+        }
+        return (tally, scan)
+    }
+
     /// Adds a file's tally, bounded by this exporter's limits.
     package mutating func add(_ tally: FileTally) {
         for entry in tally.entries {

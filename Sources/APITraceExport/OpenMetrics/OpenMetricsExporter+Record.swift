@@ -22,7 +22,9 @@ extension OpenMetricsExporter {
             addSSE(phase: record.phase?.string ?? "", route: record.route?.string ?? "", reason: record.reason?.string ?? "")
         case .dropped:
             addDropped(count: Int(clamping: record.count ?? 0), reason: record.reason?.string ?? "")
-        case .log, .websocket:
+        case .websocket:
+            addWebSocket(phase: record.phase?.string ?? "", route: record.route?.string ?? "", code: record.code.map { Int($0) })
+        case .log:
             break
         }
     }

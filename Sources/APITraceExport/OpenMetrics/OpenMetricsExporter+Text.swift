@@ -67,6 +67,11 @@ extension OpenMetricsExporter {
             sample("apitrace_sse_events_total\(labels([("phase", key[0]), ("url_template", key[1]), ("reason", key[2])]))", String(value))
         }
 
+        family("apitrace_websocket_events", "counter", "WebSocket connection changes: phase is open, close, reconnect, fail or other; close_code_class is the class of the close code (normal, going_away, abnormal, server_error, policy, application... none without a code) for close and fail; abnormal is true for a close other than 1000 or 1001.")
+        for (key, value) in websocket.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            sample("apitrace_websocket_events_total\(labels([("phase", key[0]), ("url_template", key[1]), ("close_code_class", key[2]), ("abnormal", key[3])]))", String(value))
+        }
+
         family("apitrace_dropped_events", "counter", "Events producers had to drop, by reason, as they reported it.")
         for (key, value) in dropped.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             sample("apitrace_dropped_events_total\(labels([("reason", key[0])]))", String(value))

@@ -68,13 +68,15 @@ public struct OpenMetricsExporter: Sendable, Codable {
     var decodeFailures: [[String]: Int] = [:]
     var errors: [[String]: Int] = [:]
     var sse: [[String]: Int] = [:]
+    /// `websocket` events by phase, route, close-code class and abnormal (fixed label sets but the route).
+    var websocket: [[String]: Int] = [:]
     var dropped: [[String]: Int] = [:]
     /// Routes and identities that have series of their own (the first seen).
     private var routes: Set<String> = []
     private var identities: Set<String> = []
 
     private enum CodingKeys: String, CodingKey {
-        case requests, durations, decodeFailures, errors, sse, dropped, routes, identities
+        case requests, durations, decodeFailures, errors, sse, websocket, dropped, routes, identities
     }
 
     /// Creates an empty exporter with these bounds.
@@ -89,6 +91,8 @@ public struct OpenMetricsExporter: Sendable, Codable {
         decodeFailures = try c.decode([[String]: Int].self, forKey: .decodeFailures)
         errors = try c.decode([[String]: Int].self, forKey: .errors)
         sse = try c.decode([[String]: Int].self, forKey: .sse)
+        // States saved before WebSocket counters existed have none.
+        websocket = (try c.decodeIfPresent([[String]: Int].self, forKey: .websocket) ?? [:]).filter { $0.key.count == 4 }
         dropped = try c.decode([[String]: Int].self, forKey: .dropped)
         // States written before the bounds were per label: the values already in the families count as seen.
         routes = try c.decodeIfPresent(Set<String>.self, forKey: .routes)
@@ -103,6 +107,7 @@ public struct OpenMetricsExporter: Sendable, Codable {
         try c.encode(decodeFailures, forKey: .decodeFailures)
         try c.encode(errors, forKey: .errors)
         try c.encode(sse, forKey: .sse)
+        try c.encode(websocket, forKey: .websocket)
         try c.encode(dropped, forKey: .dropped)
         try c.encode(routes, forKey: .routes)
         try c.encode(identities, forKey: .identities)
@@ -121,9 +126,11 @@ public struct OpenMetricsExporter: Sendable, Codable {
             addError(identity: e.identity, count: (e.suppressed ?? 0).addingSaturated(1))
         case .sse(let s):
             addSSE(phase: s.phase.rawValue, route: s.route, reason: s.reason ?? "")
+        case .websocket(let w):
+            addWebSocket(phase: w.phase.rawValue, route: w.route, code: w.code)
         case .dropped(let d):
             addDropped(count: d.count, reason: d.reason)
-        case .log, .websocket:
+        case .log:
             break
         }
     }
@@ -189,6 +196,17 @@ public struct OpenMetricsExporter: Sendable, Codable {
         add(count, to: [phase, bounded(route: route), reason], in: \.sse)
     }
 
+    /// Counts a `websocket` event. Only the route comes from the file as written (bounded like
+    /// every route); the phase, the class of the close code and `abnormal` take a few fixed values
+    /// whatever a hostile file holds.
+    mutating func addWebSocket(phase: String, route: String, code: Int?) {
+        let known = ["open", "close", "reconnect", "fail"].contains(phase)
+        let ends = phase == "close" || phase == "fail"
+        let codeClass = ends ? code.map { TraceEvent.WebSocket.reasonClass(ofCode: $0) } ?? "none" : ""
+        let abnormal = phase == "close" ? (TraceEvent.WebSocket.isAbnormalClose(code: code) ? "true" : "false") : ""
+        add(1, to: [known ? phase : "other", bounded(route: route), codeClass, abnormal], in: \.websocket)
+    }
+
     mutating func addDropped(count: Int, reason: String) {
         add(count, to: [reason], in: \.dropped)
     }
@@ -215,6 +233,9 @@ public struct OpenMetricsExporter: Sendable, Codable {
         }
         for (key, count) in other.errors { addError(identity: key[0], count: count) }
         for (key, count) in other.sse { addSSE(phase: key[0], route: key[1], reason: key[2], count: count) }
+        for (key, count) in other.websocket.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) where key.count == 4 {
+            add(count, to: [key[0], bounded(route: key[1]), key[2], key[3]], in: \.websocket)
+        }
         for (key, count) in other.dropped { addDropped(count: count, reason: key[0]) }
     }
 

@@ -3,12 +3,11 @@ import CZlib
 /// Writes a gzip stream through zlib's C API (`deflateInit2` with a gzip wrapper).
 ///
 /// Not thread-safe: one writer thread owns it.
-// Public, not `package`, only because the fuzz targets (Fuzz/, a package of their own, which
-// cannot see `package` declarations) gzip their inputs with it; `APITraceCapture` does not
-// re-export it.
-public final class GzipDeflater {
+/// The fuzz targets (Fuzz/, a package of their own, which cannot see `package` declarations) reach
+/// it through ``FuzzingSupport``.
+package final class GzipDeflater {
     /// How much of the pending input must become decodable output.
-    public enum Flush {
+    package enum Flush {
         /// Let zlib buffer as it likes (best ratio).
         case none
         /// Make everything so far decodable without ending the stream (`Z_SYNC_FLUSH`).
@@ -28,12 +27,12 @@ public final class GzipDeflater {
     private let stream: UnsafeMutablePointer<z_stream>
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     /// Bytes of input given so far.
-    public private(set) var totalIn: Int = 0
+    package private(set) var totalIn: Int = 0
     /// Bytes of gzip output produced so far.
-    public private(set) var totalOut: Int = 0
+    package private(set) var totalOut: Int = 0
 
     /// Starts a gzip member at a compression level from 0 (store) to 9 (smallest).
-    public init(level: Int32) throws(GzipError) {
+    package init(level: Int32) throws(GzipError) {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = apitrace_deflateInit2(stream, max(0, min(9, level)), 15 + 16, 8)
@@ -49,7 +48,7 @@ public final class GzipDeflater {
     }
 
     /// Compresses `input` and appends the compressed bytes produced to `output`.
-    public func compress(_ input: UnsafeRawBufferPointer, flush: Flush, into output: inout [UInt8]) {
+    package func compress(_ input: UnsafeRawBufferPointer, flush: Flush, into output: inout [UInt8]) {
         totalIn += input.count
         let inBase = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.pointee.next_in = inBase
@@ -71,7 +70,7 @@ public final class GzipDeflater {
     }
 
     /// Compresses a whole buffer into one finished gzip member.
-    public static func compress(_ input: [UInt8], level: Int32 = 6) throws(GzipError) -> [UInt8] {
+    package static func compress(_ input: [UInt8], level: Int32 = 6) throws(GzipError) -> [UInt8] {
         let deflater = try GzipDeflater(level: level)
         var output: [UInt8] = []
         input.withUnsafeBytes { deflater.compress($0, flush: .finish, into: &output) }

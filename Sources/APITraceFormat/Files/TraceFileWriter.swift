@@ -32,6 +32,9 @@ public final class TraceFileWriter: @unchecked Sendable {
     private var droppedBufferFull = 0
     private var flushRequested = 0
     private var flushCompleted = 0
+    private var finishRequested = 0
+    private var finishCompleted = 0
+    private var lastFinishedPath: String?
     private var closing = false
     private var stopped = false
     private var stats = Statistics()
@@ -103,6 +106,25 @@ public final class TraceFileWriter: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Writes everything queued and finishes the current file now, if it holds events, waiting until it is done.
+    ///
+    /// Returns the path of the finished file (read-only, complete, ready to upload), or `nil` when no
+    /// file was open: nothing was appended since the last file was finished. The next event starts a
+    /// new file. ``TraceUploader`` calls this on its segment cadence so a fleet's data is minutes old,
+    /// not up to ``Configuration/maxFileAge``; an app can call it too, e.g. before it is suspended.
+    /// Blocks the caller while the writer's thread finishes and `fsync`s the file.
+    @discardableResult
+    public func finishCurrentFile() -> String? {
+        condition.lock()
+        finishRequested += 1
+        let ticket = finishRequested
+        condition.broadcast()
+        while finishCompleted < ticket && !stopped { condition.wait() }
+        let path = finishCompleted >= ticket ? lastFinishedPath : nil
+        condition.unlock()
+        return path
+    }
+
     /// Writes everything queued, finishes the current file and stops the background thread.
     /// Events appended afterwards are dropped and counted.
     public func close() {
@@ -134,7 +156,8 @@ public final class TraceFileWriter: @unchecked Sendable {
         var dirty = false
         while true {
             condition.lock()
-            while pending.count < wakeThreshold && flushRequested == flushCompleted && !closing && clock.now < nextFlush {
+            while pending.count < wakeThreshold && flushRequested == flushCompleted && finishRequested == finishCompleted
+                && !closing && clock.now < nextFlush {
                 let remaining = clock.now.duration(to: nextFlush)
                 _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.001, remaining.inSeconds)))
             }
@@ -143,6 +166,8 @@ public final class TraceFileWriter: @unchecked Sendable {
             droppedBufferFull = 0
             let ticket = flushRequested
             let wantsDisk = flushRequested > flushCompleted
+            let finishTicket = finishRequested
+            let wantsFinish = finishRequested > finishCompleted
             let finishing = closing
             condition.unlock()
 
@@ -156,7 +181,7 @@ public final class TraceFileWriter: @unchecked Sendable {
             spare.removeAll(keepingCapacity: true)
 
             let due = clock.now >= nextFlush
-            if dirty && (due || wantsDisk || finishing) {
+            if dirty && (due || wantsDisk || finishing || wantsFinish) {
                 syncFlush()
                 dirty = false
             }
@@ -166,8 +191,19 @@ public final class TraceFileWriter: @unchecked Sendable {
                 finishFile()
             }
 
+            var finishedPath: String?
+            if wantsFinish, let current = file, current.holdsEvents {
+                finishFile()
+                // A failed trailer write abandons the file: nothing finished to hand over.
+                if FileStatus(path: current.path) != nil { finishedPath = current.path }
+            }
+
             condition.lock()
             flushCompleted = max(flushCompleted, ticket)
+            if wantsFinish {
+                finishCompleted = max(finishCompleted, finishTicket)
+                lastFinishedPath = finishedPath
+            }
             if finishing {
                 condition.unlock()
                 finishFile()

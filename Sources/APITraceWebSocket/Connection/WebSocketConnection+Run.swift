@@ -54,7 +54,7 @@ extension WebSocketConnection {
                 let openedAt = stats.openedAt ?? stats.startedAt
                 var silence = stats.longestSilence
                 if let last = stats.lastFrameAt, now - last > silence { silence = now - last }
-                let reasonClass = stats.abortReason ?? WebSocketCloseReason.of(code: code)
+                let reasonClass = stats.abortReason ?? TraceEvent.WebSocket.reasonClass(ofCode: code)
                 trace(.init(
                     phase: .close, route: route, attempt: attempt, code: code, reason: reasonClass, closedBy: closedBy.rawValue,
                     durationMs: (now - openedAt).inMilliseconds, messagesIn: stats.messagesIn, messagesOut: stats.messagesOut,

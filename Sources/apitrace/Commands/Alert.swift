@@ -43,13 +43,13 @@ extension APITrace {
         var until: String?
 
         @Option(help: ArgumentHelp("Backtest evaluation interval.", valueName: "duration"))
-        var step: String = "1m"
+        var step = DurationArgument("1m")
 
         @Option(help: ArgumentHelp("How long to wait for an overlapping run's lock.", valueName: "duration"))
-        var lockTimeout: String = "50s"
+        var lockTimeout = DurationArgument("50s")
 
         @Option(help: ArgumentHelp("The longest a run goes on delivering, from its start; what did not finish is kept for the next run.", valueName: "duration"))
-        var budget: String = "45s"
+        var budget = DurationArgument("45s")
 
         @Flag(help: "Print a line per rule even when nothing changed.")
         var verbose = false
@@ -57,9 +57,8 @@ extension APITrace {
         func validate() throws {
             if backtest, since == nil { throw ValidationError("--backtest needs --since (and optionally --until).") }
             if !backtest, since != nil || until != nil { throw ValidationError("--since and --until go with --backtest.") }
-            if AlertDuration(parsing: step) == nil { throw ValidationError("--step \(step): expected \(TimeGrammar.durationHelp)") }
-            if AlertDuration(parsing: budget).map({ $0.milliseconds > 0 }) != true { throw ValidationError("--budget \(budget): expected \(TimeGrammar.durationHelp), more than zero") }
-            if AlertDuration(parsing: lockTimeout) == nil { throw ValidationError("--lock-timeout \(lockTimeout): expected \(TimeGrammar.durationHelp)") }
+            if step.milliseconds <= 0 { throw ValidationError("--step must be above 0.") }
+            if budget.milliseconds <= 0 { throw ValidationError("--budget must be above 0.") }
         }
 
         func run() async throws {
@@ -85,8 +84,8 @@ extension APITrace {
             if let now { options.now = try AlertTime.parse(now, option: "--now").timestamp }
             options.dryRun = dryRun
             options.verbose = verbose
-            options.lockTimeout = .milliseconds(AlertDuration(parsing: lockTimeout)!.milliseconds)
-            options.budget = .milliseconds(AlertDuration(parsing: budget)!.milliseconds)
+            options.lockTimeout = lockTimeout.duration
+            options.budget = budget.duration
             let outcome = await AlertRunner(rules: loaded, options: options).run()
             for line in outcome.lines { print(line) }
             for problem in outcome.problems { stderr.write(Data("apitrace alert: \(problem)\n".utf8)) }
@@ -97,7 +96,7 @@ extension APITrace {
             let start = try AlertTime.parse(since!, option: "--since").timestamp
             let end = try until.map { try AlertTime.parse($0, option: "--until").timestamp } ?? .now()
             guard start <= end else { throw ValidationError("--since must not be after --until") }
-            let result = Backtest(rules: loaded, since: start, until: end, step: AlertDuration(parsing: step)!).run(paths: [directory])
+            let result = Backtest(rules: loaded, since: start, until: end, step: AlertDuration(milliseconds: step.milliseconds)).run(paths: [directory])
             for event in result.events { print(event.line) }
             for rule in loaded.rules { print(result.summaryLine(rule: rule.name)) }
             for warning in result.warnings { FileHandle.standardError.write(Data("apitrace alert: warning: \(warning)\n".utf8)) }

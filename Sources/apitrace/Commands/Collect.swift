@@ -15,7 +15,10 @@ extension APITrace {
                 GET /metrics serves, in the OpenMetrics text format, the events of the stored files counted once \
                 at ingest (the names of export --format prometheus) and the collector's own counters. \
                 Stops gracefully on SIGTERM or SIGINT: uploads whose body is in are stored and answered, bodies \
-                still arriving get --shutdown-grace. See Docs/collection.md.
+                still arriving get --shutdown-grace. With --otlp-endpoint URL, every stored file is also \
+                sent to that OTLP/HTTP endpoint from a bounded spool in DIR/.otlp-spool/ (headers from \
+                OTEL_EXPORTER_OTLP_HEADERS, never printed); an upload is never refused because the endpoint is down. \
+                See Docs/collection.md.
                 """
         )
 
@@ -46,26 +49,26 @@ extension APITrace {
         @Option(help: "Most body bytes all uploads in progress may hold; more get 503 with Retry-After. At least --max-body-bytes.")
         var maxBytesInFlight = 256 << 20
 
-        @Option(help: "Retry-After sent with a 503, in seconds.")
-        var busyRetryAfter = 5
+        @Option(help: "Retry-After sent with a 503 (a duration, sent in whole seconds; a bare number is seconds).")
+        var busyRetryAfter = DurationArgument("5s")
 
         @Option(help: "Time a client has to send a whole request head, \(TimeGrammar.durationHelp) (a bare number is seconds); slower connections are closed.")
-        var headerTimeout = "10s"
+        var headerTimeout = DurationArgument("10s")
 
         @Option(help: "Time a body may bring no byte before the connection is closed (a duration; a bare number is seconds).")
-        var bodyIdleTimeout = "15s"
+        var bodyIdleTimeout = DurationArgument("15s")
 
         @Option(help: "Time a whole body may take to arrive (a duration; a bare number is seconds).")
-        var bodyTimeout = "5m"
+        var bodyTimeout = DurationArgument("5m")
 
         @Option(help: "Least bytes per second a body must bring over each --body-rate-window; slower connections are closed (0: no minimum).")
         var minBodyRate = 1024
 
         @Option(help: "Window the minimum body rate is measured over (a duration; a bare number is seconds).")
-        var bodyRateWindow = "10s"
+        var bodyRateWindow = DurationArgument("10s")
 
         @Option(help: "On SIGTERM, time a body still arriving has to finish before its connection is closed (a duration).")
-        var shutdownGrace = "2s"
+        var shutdownGrace = DurationArgument("2s")
 
         @Flag(help: "Do not count the events of stored files into /metrics (only the collector's own counters are served).")
         var noIngestMetrics = false
@@ -76,25 +79,39 @@ extension APITrace {
         @Option(help: "Error identities with series of their own on /metrics; later ones are counted under (other).")
         var maxIdentities = 1000
 
+        @Option(help: "Also send what is stored to this OTLP/HTTP endpoint (the base URL, as OTEL_EXPORTER_OTLP_ENDPOINT), off the request path.")
+        var otlpEndpoint: String?
+
+        @Option(help: "OTLP encoding: http/protobuf (default) or http/json.")
+        var otlpProtocol: String?
+
+        @Option(help: "Most bytes the OTLP spool holds; past it the oldest spooled uploads are dropped (and counted).")
+        var otlpSpoolMaxBytes = 1 << 30
+
+        @Option(help: "Most uploads the OTLP spool holds; past it the oldest are dropped (and counted).")
+        var otlpSpoolMaxFiles = 10_000
+
         func validate() throws {
             if tokenFile == nil && tokenEnv == nil {
                 throw ValidationError("Give the accepted token with --token-file FILE or --token-env NAME.")
             }
             if parsedListen == nil { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:9090.") }
-            for (name, value) in [("--header-timeout", headerTimeout), ("--body-idle-timeout", bodyIdleTimeout), ("--body-timeout", bodyTimeout), ("--body-rate-window", bodyRateWindow), ("--shutdown-grace", shutdownGrace)] {
-                guard let ms = TimeGrammar.milliseconds(value) else { throw ValidationError("\(name) \(value): expected \(TimeGrammar.durationHelp), or a number of seconds.") }
-                guard ms > 0 else { throw ValidationError("\(name) must be above 0.") }
+            for (name, value) in [("--header-timeout", headerTimeout), ("--body-idle-timeout", bodyIdleTimeout), ("--body-timeout", bodyTimeout), ("--body-rate-window", bodyRateWindow), ("--shutdown-grace", shutdownGrace)] where value.milliseconds <= 0 {
+                throw ValidationError("\(name) must be above 0.")
             }
-            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || maxDecompressionRatio <= 0 || minBodyRate < 0 || busyRetryAfter < 0 || maxRoutes < 2 || maxIdentities < 2 {
+            if maxBodyBytes <= 0 || maxDecompressedBytes <= 0 || maxConcurrentUploads <= 0 || maxDecompressionRatio <= 0 || minBodyRate < 0 || maxRoutes < 2 || maxIdentities < 2 {
                 throw ValidationError("The limits must be positive (--min-body-rate may be 0; --max-routes and --max-identities at least 2: one value and (other)).")
+            }
+            if let otlpProtocol, OTLPEndpoint.Encoding(rawValue: otlpProtocol) == nil {
+                throw ValidationError("--otlp-protocol must be http/protobuf or http/json.")
+            }
+            if otlpSpoolMaxBytes <= 0 || otlpSpoolMaxFiles <= 0 {
+                throw ValidationError("--otlp-spool-max-bytes and --otlp-spool-max-files must be positive.")
             }
             if maxBytesInFlight < maxBodyBytes {
                 throw ValidationError("--max-bytes-in-flight (\(maxBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes)), or no large file could ever be stored.")
             }
         }
-
-        /// A duration option, checked by ``validate()``.
-        private static func duration(_ text: String) -> Duration { .milliseconds(TimeGrammar.milliseconds(text) ?? 0) }
 
         private var parsedListen: (host: String, port: Int)? {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
@@ -124,25 +141,38 @@ extension APITrace {
 
         func run() async throws {
             let (host, port) = parsedListen!
+            var forwarding: OTLPForwarding?
+            if let otlpEndpoint {
+                do {
+                    let endpoint = try OTLPEndpoint.configure(endpoint: otlpEndpoint, encoding: otlpProtocol.flatMap(OTLPEndpoint.Encoding.init(rawValue:)))
+                    forwarding = OTLPForwarding(endpoint: endpoint, maxSpoolBytes: otlpSpoolMaxBytes, maxSpoolFiles: otlpSpoolMaxFiles)
+                } catch {
+                    FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
+                    throw ExitCode(2)
+                }
+            }
             let collector: TraceCollector
             do {
-                collector = try TraceCollector(configuration: .init(
+                var configuration = TraceCollector.Configuration(
                     directory: dir, tokens: try tokens(), maxBodyBytes: maxBodyBytes,
                     maxDecompressedBytes: maxDecompressedBytes, maxDecompressionRatio: maxDecompressionRatio,
                     maxConcurrentUploads: maxConcurrentUploads,
-                    maxBytesInFlight: maxBytesInFlight, busyRetryAfterSeconds: busyRetryAfter,
-                    headerTimeout: Self.duration(headerTimeout), bodyIdleTimeout: Self.duration(bodyIdleTimeout),
-                    minBodyBytesPerSecond: minBodyRate, bodyRateWindow: Self.duration(bodyRateWindow),
-                    shutdownGrace: Self.duration(shutdownGrace),
-                    bodyTimeout: Self.duration(bodyTimeout), ingestMetrics: !noIngestMetrics,
-                    metricLimits: .init(routes: maxRoutes, identities: maxIdentities)))
+                    maxBytesInFlight: maxBytesInFlight, busyRetryAfterSeconds: busyRetryAfter.wholeSeconds,
+                    headerTimeout: headerTimeout.duration, bodyIdleTimeout: bodyIdleTimeout.duration,
+                    minBodyBytesPerSecond: minBodyRate, bodyRateWindow: bodyRateWindow.duration,
+                    shutdownGrace: shutdownGrace.duration,
+                    bodyTimeout: bodyTimeout.duration, ingestMetrics: !noIngestMetrics,
+                    metricLimits: .init(routes: maxRoutes, identities: maxIdentities))
+                configuration.otlpForwarding = forwarding
+                collector = try TraceCollector(configuration: configuration)
             } catch let error as CollectorSetupError {
                 FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
                 throw ExitCode(2)
             }
             let directory = dir
+            let forwardingTo = forwarding.map { ", forwarding to \($0.endpoint.displayName(.traces).dropLast(10))" } ?? ""
             try await collector.run(host: host, port: port) { bound in
-                FileHandle.standardOutput.write(Data("apitrace collect: listening on http://\(host):\(bound)/v1/traces, storing in \(directory)\n".utf8))
+                FileHandle.standardOutput.write(Data("apitrace collect: listening on http://\(host):\(bound)/v1/traces, storing in \(directory)\(forwardingTo)\n".utf8))
             }
         }
     }

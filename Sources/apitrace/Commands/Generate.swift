@@ -1,4 +1,4 @@
-import APITraceTesting
+import APITraceSynthetic
 import ArgumentParser
 import Foundation
 
@@ -21,8 +21,8 @@ extension APITrace {
         @Option(help: "Folder to write into (created when missing).")
         var out: String
 
-        @Option(help: "Milliseconds between events on average.")
-        var intervalMs: Double = 50
+        @Option(help: "Time between events on average (a duration: 50ms, 2s).")
+        var interval = DurationArgument("50ms")
 
         @Option(help: "Mark successful requests as sampled at this rate (0-1).")
         var sampleRate: Double?
@@ -30,13 +30,13 @@ extension APITrace {
         func validate() throws {
             if events < 0 { throw ValidationError("--events must be 0 or more.") }
             if files < 1 { throw ValidationError("--files must be 1 or more.") }
-            if intervalMs <= 0 { throw ValidationError("--interval-ms must be positive.") }
+            if interval.milliseconds <= 0 { throw ValidationError("--interval must be above 0.") }
             if let sampleRate, !(sampleRate > 0 && sampleRate <= 1) { throw ValidationError("--sample-rate must be in (0, 1].") }
         }
 
         func run() throws {
             let generator = SyntheticTraceGenerator(configuration: .init(
-                events: events, files: files, seed: seed, meanIntervalMs: intervalMs, sampleRate: sampleRate))
+                events: events, files: files, seed: seed, meanIntervalMs: Double(interval.milliseconds), sampleRate: sampleRate))
             let paths = try generator.write(to: out)
             for path in paths { print(path) }
         }

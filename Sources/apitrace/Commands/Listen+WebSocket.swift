@@ -15,7 +15,7 @@ extension APITrace.Listen {
     func validateWebSocket() throws {
         guard let parsed = URL(string: url), parsed.host != nil else { throw ValidationError("'\(url)' is not a ws or wss URL.") }
         if lastEventID != nil { throw ValidationError("--last-event-id is for Server-Sent Events; a WebSocket URL has none.") }
-        if idleTimeout <= 0 { throw ValidationError("--idle-timeout must be more than 0 seconds.") }
+        if idleTimeout.milliseconds <= 0 { throw ValidationError("--idle-timeout must be more than 0 seconds.") }
         if webSocket.maxAttempts < 1 { throw ValidationError("--max-attempts must be at least 1.") }
     }
 
@@ -31,7 +31,7 @@ extension APITrace.Listen {
         var configuration = WebSocketConnection.Configuration(url: URL(string: url)!, tracer: tracer)
         configuration.headers = headers.compactMap(Self.parseWebSocketHeader)
         // A silent peer: pinged every third of --idle-timeout, dropped when a ping goes unanswered for a third.
-        let third = Duration.milliseconds(max(idleTimeout * 1000 / 3, 10))
+        let third = Duration.milliseconds(max(idleTimeout.milliseconds / 3, 10))
         configuration.pingInterval = third
         configuration.pingTimeout = third
         configuration.reconnect.maximumFailedAttempts = webSocket.maxAttempts

@@ -49,8 +49,8 @@ extension APITrace {
 
         @OptionGroup var webSocket: WebSocketListenOptions
 
-        @Option(name: .customLong("idle-timeout"), help: "Seconds of silence after which the connection counts as dropped.")
-        var idleTimeout: Double = 300
+        @Option(name: .customLong("idle-timeout"), help: "Silence after which the connection counts as dropped (a duration; a bare number is seconds).")
+        var idleTimeout = DurationArgument("5m")
 
         func validate() throws {
             if isWebSocket { return try validateWebSocket() }
@@ -60,7 +60,7 @@ extension APITrace {
             for header in headers where parseHeader(header) == nil {
                 throw ValidationError("--header needs 'Name: value'; got a header without a colon or without a name.")
             }
-            if idleTimeout <= 0 { throw ValidationError("--idle-timeout must be more than 0 seconds.") }
+            if idleTimeout.milliseconds <= 0 { throw ValidationError("--idle-timeout must be more than 0 seconds.") }
             if maximumLineBytes < 1 { throw ValidationError("--max-line-bytes must be at least 1.") }
             if maximumEventBytes < 1 { throw ValidationError("--max-event-bytes must be at least 1.") }
         }
@@ -77,7 +77,7 @@ extension APITrace {
             let configuration = EventSource.Configuration(
                 url: URL(string: url)!, headers: headers, secretHeaders: headers.map(\.name), lastEventID: lastEventID ?? "",
                 limits: .init(maximumLineBytes: maximumLineBytes, maximumEventBytes: maximumEventBytes),
-                idleTimeout: .milliseconds(idleTimeout * 1000))
+                idleTimeout: idleTimeout.duration)
             let source = EventSource(configuration: configuration)
             let signals = Self.stopOnSignals { source.close(); writer?.close() }
             defer { signals.forEach { $0.cancel() } }

@@ -114,7 +114,7 @@ struct CollectCommandTests {
             environment: ["APITRACE_TEST_TOKEN": Self.token, "LOG_LEVEL": "error"])
         _ = try await child.waitForLine("the collector to listen") { $0.contains("listening on http://127.0.0.1:") }
         try await child.kill(SIGTERM)
-        for (option, value) in [("--header-timeout", "soon"), ("--body-timeout", "0s"), ("--body-idle-timeout", "5 parsecs")] {
+        for (option, value) in [("--header-timeout", "soon"), ("--body-timeout", "0s"), ("--body-idle-timeout", "5 parsecs"), ("--busy-retry-after", "later")] {
             let result = try await runOffPool(try builtProduct("apitrace").path, [
                 "collect", "--dir", dir.path, "--token-env", "APITRACE_TEST_TOKEN", option, value])
             #expect(result.status == 64, "\(option) \(value)")

@@ -1,5 +1,4 @@
 import APITraceFormat
-import APITraceTesting
 import APITraceTestSupport
 import Foundation
 import Testing
@@ -37,8 +36,8 @@ struct HARExportCommandTests {
     @Test("30,000 requests stream out under 64 MiB of peak memory (the whole archive in memory took 13 KiB per request), every request once, in start order", .requires(.python3))
     func boundedMemory() async throws {
         let dir = TemporaryDirectory()
-        let traces = dir.file("traces")
-        _ = try SyntheticTraceGenerator(configuration: .init(events: 36_000, files: 6, seed: 9)).write(to: traces)
+        let generated = try GeneratedTraces(events: 36_000, files: 6, seed: 9)
+        let traces = generated.folder.path
         let output = dir.file("out.har")
         let run = try await apitraceBounded(["export", "--format", "har", "-o", output, traces], environment: ["TMPDIR": dir.path], wallSeconds: 300)
         #expect(run.result.status == 0, "\(run.result.stderr)")
@@ -51,8 +50,8 @@ struct HARExportCommandTests {
     @Test("to standard output, with a session filter: the same entries as the file; no usable trace is exit 1 with nothing written")
     func stdoutAndErrors() async throws {
         let dir = TemporaryDirectory()
-        let traces = dir.file("traces")
-        _ = try SyntheticTraceGenerator(configuration: .init(events: 2_000, files: 2, seed: 3)).write(to: traces)
+        let generated = try GeneratedTraces(events: 2_000, files: 2, seed: 3)
+        let traces = generated.folder.path
         let toFile = try await apitrace(["export", "--format", "har", "-o", dir.file("a.har"), traces])
         #expect(toFile.status == 0 && toFile.stdout.isEmpty, "\(toFile.stderr)")
         let toStdout = try await apitrace(["export", "--format", "har", traces])

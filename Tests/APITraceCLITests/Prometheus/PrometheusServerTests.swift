@@ -46,7 +46,7 @@ import Testing
                 unhealthy = rules.filter { $0["health"] as? String != "ok" }.map { "\($0["name"] ?? "?"): \($0["health"] ?? "?") \($0["lastError"] ?? "")" }
                 if rules.isEmpty { unhealthy = ["no rules"] }
             }
-            #expect(Set(groups.compactMap { $0["name"] as? String }) == ["apitrace-api-errors", "apitrace-apps-decoding", "apitrace-news-spike"])
+            #expect(Set(groups.compactMap { $0["name"] as? String }) == ["apitrace-api-errors", "apitrace-apps-decoding", "apitrace-news-spike", "apitrace-live-comments"])
             #expect(unhealthy.isEmpty, "\(unhealthy)")
 
             // The scrape: per-route counts equal the trace file's.

@@ -14,26 +14,26 @@ import Foundation
 /// let generator = SyntheticTraceGenerator(configuration: .init(events: 10_000, files: 4, seed: 7))
 /// let paths = try generator.write(to: "/tmp/traces")
 /// ```
-public struct SyntheticTraceGenerator: Sendable {
+package struct SyntheticTraceGenerator: Sendable {
     /// What to generate.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Events in all files together (headers not counted).
-        public var events: Int
+        package var events: Int
         /// Files to split them over, each covering its own slice of the time span.
-        public var files: Int
+        package var files: Int
         /// Seed of the random generator.
-        public var seed: UInt64
+        package var seed: UInt64
         /// Time of the first event.
-        public var start: TraceTimestamp
+        package var start: TraceTimestamp
         /// Milliseconds between consecutive events on average.
-        public var meanIntervalMs: Double
+        package var meanIntervalMs: Double
         /// When set, successful requests carry this `sample_rate`.
-        public var sampleRate: Double?
+        package var sampleRate: Double?
         /// zlib level for the files (6 is `gzip`'s default).
-        public var compressionLevel: Int32
+        package var compressionLevel: Int32
 
         /// Creates a configuration; by default events start on 2026-11-22T08:00:00Z, 50 ms apart.
-        public init(
+        package init(
             events: Int, files: Int = 1, seed: UInt64 = 1,
             start: TraceTimestamp = TraceTimestamp(rfc3339: "2026-11-22T08:00:00Z")!, meanIntervalMs: Double = 50,
             sampleRate: Double? = nil, compressionLevel: Int32 = 6
@@ -49,28 +49,28 @@ public struct SyntheticTraceGenerator: Sendable {
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
 
     /// Creates a generator.
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// Events in file `index` (0-based).
-    public func eventCount(file index: Int) -> Int {
+    package func eventCount(file index: Int) -> Int {
         let c = configuration
         return c.events / c.files + (index < c.events % c.files ? 1 : 0)
     }
 
     /// The header of file `index`. Files alternate between app versions `2.3.0` and `2.4.0`.
-    public func header(file index: Int) -> TraceFileHeader {
+    package func header(file index: Int) -> TraceFileHeader {
         TraceFileHeader(
             producer: producer, app: "SampleApp", appVersion: index % 2 == 0 ? "2.3.0" : "2.4.0",
             host: "device-\(index % 3)", started: fileStart(index))
     }
 
     /// The file name of file `index`.
-    public func fileName(file index: Int) -> String {
+    package func fileName(file index: Int) -> String {
         TraceFileName(started: fileStart(index), producer: producer, sequence: index + 1).fileName
     }
 
@@ -85,10 +85,10 @@ public struct SyntheticTraceGenerator: Sendable {
     }
 
     /// The whole time span the events cover, in milliseconds (about `events × meanIntervalMs`).
-    public var spanMilliseconds: Int64 { Int64(Double(configuration.events) * configuration.meanIntervalMs) }
+    package var spanMilliseconds: Int64 { Int64(Double(configuration.events) * configuration.meanIntervalMs) }
 
     /// Hands every event of file `index` to `body`, in order.
-    public func forEachEvent(file index: Int, _ body: (TraceEvent) -> Void) {
+    package func forEachEvent(file index: Int, _ body: (TraceEvent) -> Void) {
         var state = SyntheticTraffic(
             seed: SplitMix64.mix(SplitMix64.mix(configuration.seed) &+ UInt64(index + 1) &* 0xD1B5_4A32_D192_ED03),
             start: fileStart(index), traceStart: configuration.start, span: spanMilliseconds,
@@ -97,7 +97,7 @@ public struct SyntheticTraceGenerator: Sendable {
     }
 
     /// All events of file `index`, for tests.
-    public func events(file index: Int) -> [TraceEvent] {
+    package func events(file index: Int) -> [TraceEvent] {
         var events: [TraceEvent] = []
         events.reserveCapacity(eventCount(file: index))
         forEachEvent(file: index) { events.append($0) }
@@ -105,7 +105,7 @@ public struct SyntheticTraceGenerator: Sendable {
     }
 
     /// Writes the files into `directory` (created when missing) and returns their paths.
-    public func write(to directory: String) throws -> [String] {
+    package func write(to directory: String) throws -> [String] {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return try (0..<configuration.files).map { index in
             let path = (directory.hasSuffix("/") ? directory : directory + "/") + fileName(file: index)

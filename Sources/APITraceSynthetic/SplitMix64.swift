@@ -8,14 +8,14 @@ import Foundation
 /// let delay = random.exponential(mean: 250)       // ms
 /// let status = [200, 200, 503].randomElement(using: &random)
 /// ```
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// Starts the sequence of `seed`.
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         return Self.mix(state)
     }
@@ -29,16 +29,16 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform in [0, 1).
-    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    package mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 
     /// Uniform in `0..<n` (0 when `n` is below 1).
-    public mutating func int(below n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
+    package mutating func int(below n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
 
     /// Exponentially distributed with `mean` (waiting times between events).
-    public mutating func exponential(mean: Double) -> Double { -mean * log(1 - unit()) }
+    package mutating func exponential(mean: Double) -> Double { -mean * log(1 - unit()) }
 
     /// Standard normal (Box-Muller).
-    public mutating func normal() -> Double {
+    package mutating func normal() -> Double {
         let u1 = max(unit(), 1e-12)
         return sqrt(-2 * log(u1)) * cos(2 * .pi * unit())
     }

@@ -1,0 +1,69 @@
+import APITraceExport
+import APITraceFormat
+import APITraceTestSupport
+import Foundation
+import Testing
+
+/// The export's reading threads run ahead of the sending by a bounded number of batches, and the
+/// batches of each file are delivered in order whatever the interleaving of files; on real gzip
+/// trace files, with `deliver` standing in for the network (no receiver is needed to observe the
+/// hand-over itself; the real receiver is in `OTLPExportTests`).
+@Suite("OTLP export: parallel reading")
+struct OTLPBatchProducerTests {
+    /// Four files of 2,000 requests each, every request's route naming its file and position.
+    static func files(in dir: TemporaryDirectory) throws -> [String] {
+        try (0..<4).map { f in
+            let events = (0..<2000).map { i in
+                TraceEvent(timestamp: TraceFiles.day.adding(milliseconds: Int64(i)), .request(.init(method: "GET", route: "/f\(f)/\(i)", status: 200, durationMs: 1)))
+            }
+            let path = dir.file("\(f).jsonl.gz")
+            try Data(TraceFiles.make(producer: "p\(f)", events: events)).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+    }
+
+    @Test("a receiver that stops answering stops the reading a few batches later, not at the end of the files")
+    func readingIsBoundedAhead() throws {
+        let dir = TemporaryDirectory()
+        let paths = try Self.files(in: dir)
+        let read = Locked(0)
+        var export = OTLPExport(batchSize: 10) { _, _ in
+            // The first request takes long and fails: the readers fill the queue meanwhile.
+            Thread.sleep(forTimeInterval: 1)
+            return .failed(attempts: 1, reason: "down")
+        }
+        export.readingThreads = 2
+        var state = CumulativeExport(selection: "test")
+        let reader = TraceExportReader(keepEvent: { _ in read.withLock { $0 += 1 }; return true })
+        let outcome = export.run(reader, paths, state: &state)
+        #expect(outcome.failure == "down")
+        #expect(outcome.spans == 0)
+        // Queue of 2 per reader (4), one batch being handed over per reader (2), one being filled per
+        // reader (2), the one sent: at most 9 batches of 10 events read, of 8,000.
+        #expect(read.withLock { $0 } <= 90, "the reading ran \(read.withLock { $0 }) events ahead")
+        #expect(paths.allSatisfy { state.countedEvents(in: $0) == 0 })
+    }
+
+    @Test("each file's batches arrive in order and every event once, with files read on several threads", arguments: [1, 2, 3])
+    func perFileOrder(threads: Int) throws {
+        let dir = TemporaryDirectory()
+        let paths = try Self.files(in: dir)
+        var seen: [String: [Int]] = [:]
+        var export = OTLPExport(encoding: .json, batchSize: 97) { _, payload in
+            let text = String(decoding: payload, as: UTF8.self)
+            // Span names are "GET /f<file>/<i>".
+            for match in text.split(separator: "\"GET /f").dropFirst() {
+                let parts = match.prefix { $0 != "\"" }.split(separator: "/")
+                seen[String(parts[0]), default: []].append(Int(parts[1])!)
+            }
+            return .sent(attempts: 1, bytesOnWire: payload.count)
+        }
+        export.readingThreads = threads
+        export.sendsMetrics = false
+        var state = CumulativeExport(selection: "test")
+        let outcome = export.run(TraceExportReader(), paths, state: &state)
+        #expect(outcome.failure == nil && outcome.spans == 8000)
+        for f in 0..<4 { #expect(seen["\(f)"] == Array(0..<2000), "file \(f)") }
+        #expect(paths.allSatisfy { state.countedEvents(in: $0) == 2000 })
+    }
+}
