@@ -41,8 +41,14 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Standard output so far, in lines.
+    /// The complete lines written to standard output so far: a line still being written (no
+    /// newline yet, say `port 41` of `port 41733`) is left out until its newline arrives.
     public var lines: [String] {
-        lock.withLock { String(decoding: output, as: UTF8.self) }.split(separator: "\n").map(String.init)
+        let complete = lock.withLock { () -> [UInt8] in
+            guard let end = output.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+            return Array(output[...end])
+        }
+        return String(decoding: complete, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
     /// Standard error so far.
