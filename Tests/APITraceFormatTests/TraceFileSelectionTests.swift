@@ -24,7 +24,7 @@ import Testing
             for k in 0..<count {
                 let start = Self.t0 + Int64(k) * every
                 let last = start + every - 60_000
-                let path = dir + "/" + TraceFileName(started: .init(millisecondsSince1970: start), producer: producer, sequence: k + 1).fileName
+                let path = dir + "/" + TraceFileIdentity(started: .init(millisecondsSince1970: start), producer: producer, sequence: k + 1).fileName
                 let text = TraceFileHeader(producer: producer, started: .init(millisecondsSince1970: start)).jsonLine + "\n"
                 try Data(text.utf8).write(to: URL(fileURLWithPath: path))
                 try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: Double(last) / 1000)], ofItemAtPath: path)

@@ -37,7 +37,7 @@ public enum TraceFiles {
     public static func writeFinished(_ count: Int, to dir: String, eventsPerFile: Int = 20, producer: String = "uploader") -> [String] {
         (0..<count).map { i in
             let started = day.adding(milliseconds: Int64(i) * 1000)
-            let name = TraceFileName(started: started, producer: producer, sequence: i + 1).fileName
+            let name = TraceFileIdentity(started: started, producer: producer, sequence: i + 1).fileName
             let path = dir + "/" + name
             let bytes = make(producer: producer, started: started, events: requests(eventsPerFile, seed: i, start: started))
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))

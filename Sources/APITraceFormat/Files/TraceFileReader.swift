@@ -135,7 +135,10 @@ public struct TraceFileReader: Sendable {
     package func forEachRawLine(_ body: (UnsafeRawBufferPointer, Int) -> Bool) -> RawResult {
         var result = RawResult()
         let fd: Int32
-        switch RegularFile.open(path) {
+        // An open collector file sealed (renamed) since it was listed is read under its new name.
+        switch RegularFile.open(path).flatMapError({ refusal in
+            TraceFileIdentity.sealedSuccessor(ofOpen: path).map { RegularFile.open($0) } ?? .failure(refusal)
+        }) {
         case .success(let opened): fd = opened
         case .failure(let refusal):
             result.problem = .init(path: path, kind: .unreadable(refusal.reason), eventsKept: 0)
