@@ -93,12 +93,13 @@ public final class TraceCollector: Sendable {
                 throw UploadRejection(.digestMismatch, "the body does not match its Content-Digest: damaged in transit; send it again")
             }
             let hex = digest.map { String(format: "%02x", $0) }.joined()
-            // Named after the bytes received, so sending the same cut body again is "already stored".
-            let relative = TraceStore.relativePath(header: validated.header, sha256Hex: hex)
+            // Known by the digest of the bytes received, so sending the same cut body again is "already stored".
             guard let cutAt = validated.cutAt else {
-                return try stored(store.store(body, relative: relative), bytes: body.count)
+                return try stored(store.store(body, header: validated.header, sha256Hex: hex), bytes: body)
             }
-            if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0) }
+            if store.contains(header: validated.header, sha256Hex: hex) {
+                return stored(.alreadyStored(TraceStore.relativePath(header: validated.header, sha256Hex: hex)), bytes: UnsafeRawBufferPointer(start: nil, count: 0))
+            }
             // The recompressed lines are about as large as the body they come from.
             guard reserve(body.count) else { return busyReply(.bytes) }
             let salvage: TraceFileWriter.Salvage
@@ -109,9 +110,9 @@ public final class TraceCollector: Sendable {
             }
             let finished = salvage.finished ?? []
             let outcome = finished.withUnsafeBytes { bytes in
-                Result { () throws(UploadRejection) in try store.store(bytes, relative: relative) }
+                Result { () throws(UploadRejection) in stored(try store.store(bytes, header: validated.header, sha256Hex: hex), bytes: bytes) }
             }
-            var reply = stored(try outcome.get(), bytes: finished.count)
+            var reply = try outcome.get()
             if reply.status == 201 {
                 metrics.recordSalvaged(droppedBytes: salvage.droppedBytes)
                 reply.message += " (the body was cut at byte \(cutAt) of \(body.count): kept \(salvage.keptLines) complete lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line)"
@@ -123,17 +124,34 @@ public final class TraceCollector: Sendable {
         }
     }
 
-    private func stored(_ outcome: TraceStore.Outcome, bytes: Int) -> Reply {
+    private func stored(_ outcome: TraceStore.Outcome, bytes: UnsafeRawBufferPointer) -> Reply {
         switch outcome {
         case .stored(let path):
             // Counted here and only here: of two uploads of one content, only one gets `.stored`.
-            metrics.ingest?.count(file: store.directory + "/" + path)
-            metrics.recordAccepted(bytes: bytes)
+            if let ingest = metrics.ingest { count(bytes, with: ingest) }
+            metrics.recordAccepted(bytes: bytes.count)
             return Reply(status: 201, message: "stored \(path)")
         case .alreadyStored(let path):
             metrics.recordDuplicate()
             return Reply(status: 200, message: "already stored \(path)")
         }
+    }
+
+    /// Counts the events of the segment just stored, not of the (appended) file that holds it:
+    /// read back from a hidden copy, since the counting reads files.
+    private func count(_ segment: UnsafeRawBufferPointer, with ingest: IngestMetrics) {
+        let path = store.directory + "/" + TraceStore.journalFolder + "/.count-" + UUID().uuidString + ".jsonl.gz"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        var written = 0
+        while written < segment.count {
+            let n = write(fd, segment.baseAddress! + written, segment.count - written)
+            if n < 0 { if errno == EINTR { continue }; break }
+            written += n
+        }
+        close(fd)
+        ingest.count(file: path)
+        unlink(path)
     }
 
     /// ``receive(authorization:contentDigest:body:)`` on one of the store threads.

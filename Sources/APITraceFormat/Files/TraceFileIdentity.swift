@@ -166,3 +166,40 @@ extension TraceFileIdentity {
         }.map { folder + "/" + $0 }
     }
 }
+
+extension TraceFileIdentity {
+    /// For an open collector file (`<root>/dt=<day>/<start>-<producer>-open.jsonl.gz`), the length
+    /// up to which its producer's journal (`<root>/.producers/<producer>.journal`) records complete
+    /// members: the last `A` line after the `O` line naming the file (Docs/collection.md). Nil for
+    /// any other file, or when there is no journal (the whole file is read).
+    package static func committedLength(ofOpen path: String) -> Int64? {
+        guard let identity = TraceFileIdentity(fileName: path), identity.kind == .open,
+              let slash = path.lastIndex(of: "/") else { return nil }
+        let folder = path[..<slash]
+        let dayStart = folder.lastIndex(of: "/").map { folder.index(after: $0) } ?? folder.startIndex
+        let day = folder[dayStart...]
+        guard day.hasPrefix("dt=") else { return nil }
+        let root = folder[..<dayStart]
+        let journal = root + ".producers/" + identity.producer + ".journal"
+        guard let data = FileManager.default.contents(atPath: String(journal)) else { return nil }
+        let relative = day + "/" + path[path.index(after: slash)...]
+        var committed: Int64?
+        var current = false
+        for line in data.split(separator: 0x0A) {
+            let fields = line.split(separator: 0x20)
+            guard let kind = fields.first, kind.count == 1 else { continue }
+            switch (kind.first!, fields.count) {
+            case (UInt8(ascii: "O"), 4):
+                current = fields[1].elementsEqual(relative.utf8)
+                if current { committed = 0 }
+            case (UInt8(ascii: "A"), 4) where current:
+                committed = Int64(String(decoding: fields[2], as: UTF8.self)) ?? committed
+            case (UInt8(ascii: "S"), 2):
+                current = false
+            default:
+                break
+            }
+        }
+        return committed
+    }
+}
