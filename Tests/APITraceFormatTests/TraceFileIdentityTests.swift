@@ -28,4 +28,23 @@ import Testing
     func otherNamesAreNotTraceNames(_ name: String) {
         #expect(TraceFileIdentity(fileName: name) == nil)
     }
+
+    @Test("the collector's names: sealed with the end of their span, stored with a digest, open")
+    func collectorNames() throws {
+        let start = TraceTimestamp(rfc3339: "2026-11-22T10:00:12.000Z")!, end = TraceTimestamp(rfc3339: "2026-11-22T11:00:47.000Z")!
+        for kind in [TraceFileIdentity.Kind.sealed(ended: end, tag: "1b2c3d4e"), .stored(digest: "1b2c3d4e5f607182"), .stored(digest: "0000000000000042"), .open, .written(sequence: 12)] {
+            let identity = TraceFileIdentity(started: start, producer: "3f9a12c4", kind: kind)
+            #expect(TraceFileIdentity(fileName: "/store/dt=2026-11-22/" + identity.fileName) == identity, "\(identity.fileName)")
+        }
+        let sealed = try #require(TraceFileIdentity(fileName: "20261122T100012Z-3f9a12c4-20261122T110047Z-1b2c3d4e.jsonl.gz"))
+        #expect(sealed.ended == end && sealed.producer == "3f9a12c4" && sealed.isFinishedByConstruction)
+        // 16 decimal digits are a digest, not a sequence: writers count files in 4 digits.
+        #expect(TraceFileIdentity(fileName: "20261122T100012Z-p-0000000000000042.jsonl.gz")?.kind == .stored(digest: "0000000000000042"))
+        #expect(TraceFileIdentity(fileName: "20261122T100012Z-p-open.jsonl.gz")?.isFinishedByConstruction == false)
+        // Not hex, wrong lengths, an end that is no timestamp: a writer's name if its last part is a number, else nothing.
+        #expect(TraceFileIdentity(fileName: "20261122T100012Z-p-20261122T110047Z-1B2C3D4E.jsonl.gz") == nil)
+        #expect(TraceFileIdentity(fileName: "20261122T100012Z-p-1b2c3d4e5f60718.jsonl.gz") == nil)
+        #expect(TraceFileIdentity(fileName: "20261122T100012Z-p-x0261122T110047Z-1b2c3d4e.jsonl.gz") == nil)
+        #expect(TraceFileIdentity(fileName: "20261122T100012Z--20261122T110047Z-1b2c3d4e.jsonl.gz") == nil)
+    }
 }
