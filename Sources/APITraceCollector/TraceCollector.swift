@@ -104,12 +104,13 @@ public final class TraceCollector: Sendable {
                 throw UploadRejection(.digestMismatch, "the body does not match its Content-Digest: damaged in transit; send it again")
             }
             let hex = digest.map { String(format: "%02x", $0) }.joined()
-            // Named after the bytes received, so sending the same cut body again is "already stored".
-            let relative = TraceStore.relativePath(header: validated.header, sha256Hex: hex)
+            // Known by the digest of the bytes received, so sending the same cut body again is "already stored".
             guard let cutAt = validated.cutAt else {
-                return try stored(store.store(body, relative: relative), bytes: body.count, body: body, counted: validated.tally)
+                return try stored(store.store(body, header: validated.header, sha256Hex: hex), bytes: body.count, body: body, counted: validated.tally)
             }
-            if store.contains(relative) { return stored(.alreadyStored(relative), bytes: 0, body: UnsafeRawBufferPointer(start: nil, count: 0), counted: nil) }
+            if store.contains(header: validated.header, sha256Hex: hex) {
+                return stored(.alreadyStored(TraceStore.relativePath(header: validated.header, sha256Hex: hex)), bytes: 0, body: UnsafeRawBufferPointer(start: nil, count: 0), counted: nil)
+            }
             // The recompressed lines are about as large as the body they come from.
             guard reserve(body.count) else { return busyReply(.bytes) }
             let salvage: TraceFileWriter.Salvage
@@ -120,7 +121,7 @@ public final class TraceCollector: Sendable {
             }
             let finished = salvage.finished ?? []
             let outcome = finished.withUnsafeBytes { bytes in
-                Result { () throws(UploadRejection) in try store.store(bytes, relative: relative) }
+                Result { () throws(UploadRejection) in try store.store(bytes, header: validated.header, sha256Hex: hex) }
             }
             let storedOutcome = try outcome.get()
             var reply = finished.withUnsafeBytes { bytes in stored(storedOutcome, bytes: finished.count, body: bytes, counted: validated.tally) }

@@ -71,7 +71,7 @@ package struct SyntheticTraceGenerator: Sendable {
 
     /// The file name of file `index`.
     package func fileName(file index: Int) -> String {
-        TraceFileName(started: fileStart(index), producer: producer, sequence: index + 1).fileName
+        TraceFileIdentity(started: fileStart(index), producer: producer, sequence: index + 1).fileName
     }
 
     private var producer: String {

@@ -332,7 +332,7 @@ public final class TraceUploader: Sendable {
         }
         let request = UploadRequest.make(
             endpoint: configuration.endpoint, token: token,
-            producer: configuration.producer ?? TraceFileName(fileName: name)?.producer, body: body,
+            producer: configuration.producer ?? TraceFileIdentity(fileName: name)?.producer, body: body,
             timeout: configuration.requestTimeout)
         let status: Int
         let responseText: String

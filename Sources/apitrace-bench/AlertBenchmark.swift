@@ -142,7 +142,7 @@ struct AlertBenchmark: ParsableCommand {
                 sequences[producer] += 1
                 currentSlot[producer] = slot
                 let started = TraceTimestamp(millisecondsSince1970: ts)
-                let name = TraceFileName(started: started, producer: String(format: "bench%03d", producer), sequence: sequences[producer]).fileName
+                let name = TraceFileIdentity(started: started, producer: String(format: "bench%03d", producer), sequence: sequences[producer]).fileName
                 currentFile[producer] = name
                 let header = TraceFileHeader(producer: String(format: "bench%03d", producer), app: "Otec", appVersion: "2.1", started: started)
                 perFile[name] = Array((header.jsonLine + "\n").utf8)

@@ -55,7 +55,7 @@ struct CollectBenchmark: ParsableCommand {
                     let gz = try GzipDeflater.compress(out.bytes, level: 5)
                     totalBytes += gz.count
                     totalPlain += out.bytes.count
-                    let name = TraceFileName(started: events[0].timestamp, producer: producer, sequence: i + 1).fileName
+                    let name = TraceFileIdentity(started: events[0].timestamp, producer: producer, sequence: i + 1).fileName
                     // Read-only, as the writer leaves a finished file (a writable one would be checked for a cut first).
                     _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(gz), attributes: [.posixPermissions: 0o400])
                 }

@@ -26,7 +26,7 @@ struct AlertFileSelectionTests {
         let header = TraceFileHeader(producer: producer, app: "Otec", appVersion: "2.1", host: "phone-7", started: start)
         var text = header.jsonLine + "\n"
         for event in events.sorted(by: { $0.timestamp < $1.timestamp }) { text += event.jsonLine + "\n" }
-        let path = dir + "/" + (name ?? TraceFileName(started: start, producer: producer, sequence: 1).fileName)
+        let path = dir + "/" + (name ?? TraceFileIdentity(started: start, producer: producer, sequence: 1).fileName)
         try Data(try GzipDeflater.compress(Array(text.utf8), level: 5)).write(to: URL(fileURLWithPath: path))
         if let modified {
             try FileManager.default.setAttributes(

@@ -16,7 +16,7 @@ struct FilePruningTests {
         var expected = 0
         var older: [String] = []
         for (i, start) in starts.enumerated() {
-            let name = TraceFileName(started: .init(millisecondsSince1970: start - start % 1000), producer: "prune1", sequence: i + 1).fileName
+            let name = TraceFileIdentity(started: .init(millisecondsSince1970: start - start % 1000), producer: "prune1", sequence: i + 1).fileName
             let path = folder.file(name)
             let end = i + 1 < starts.count ? starts[i + 1] : now
             if end + TraceFileSelection.slack < now - 2 * hour {

@@ -62,6 +62,22 @@ struct KilledAppFileTests {
     }
 
     /// The complete lines of a stored file (which must be a complete gzip file) and their SHA-256.
+    /// The segment last appended to a stored file (at the offsets its producer's journal records), copied to a file of its own.
+    static func lastSegment(of relative: String, in store: TemporaryDirectory) throws -> String {
+        let journals = try FileManager.default.contentsOfDirectory(atPath: store.file(".producers")).filter { $0.hasSuffix(".journal") }
+        let text = try String(contentsOfFile: store.file(".producers/" + journals[0]), encoding: .utf8)
+        var ends = [0]
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.first == "O" { ends = [0] }
+            if fields.first == "A", let end = Int(fields[2]) { ends.append(end) }
+        }
+        let bytes = try #require(FileManager.default.contents(atPath: store.file(relative)))
+        let copy = NSTemporaryDirectory() + "apitrace-segment-\(UUID().uuidString).jsonl.gz"
+        #expect(FileManager.default.createFile(atPath: copy, contents: bytes[ends[ends.count - 2]..<ends[ends.count - 1]]))
+        return copy
+    }
+
     static func readBack(_ path: String) -> (lines: Int, sha256: String, problem: TraceReadWarning?) {
         var hasher = SHA256()
         let raw = TraceFileReader(path: path).forEachRawLine { line, _ in
@@ -97,8 +113,8 @@ struct KilledAppFileTests {
             #expect(answer.text.contains("cut at byte"), "\(answer.text)")
             #expect(answer.text.contains("kept \(want.lines) complete lines, dropped \(want.partial) bytes"), "cut at \(offset): \(answer.text)")
             #expect(answer.headers["x-apitrace-dropped-bytes"] == String(want.partial))
-            let stored = try #require(answer.text.split(separator: " ").dropFirst().first.map(String.init))
-            let back = Self.readBack(target.file(stored))
+            let stored = try #require(answer.text.components(separatedBy: " (in ").dropFirst().first?.prefix { $0 != ")" }.description)
+            let back = Self.readBack(try Self.lastSegment(of: stored, in: target))
             #expect(back.problem == nil, "stored file for cut at \(offset) is not complete: \(String(describing: back.problem))")
             #expect(back.lines == want.lines && back.sha256 == want.sha256, "cut at \(offset): read back \(back.lines) lines, expected \(want.lines)")
             // At a real flush point the writer had written whole lines only.
@@ -109,7 +125,8 @@ struct KilledAppFileTests {
         #expect(again.status == 200 && again.text.hasPrefix("already stored"))
         let metrics = server.collector.metrics.snapshot
         #expect(metrics.accepted == offsets.count && metrics.salvaged == offsets.count && metrics.duplicates == 1)
-        #expect(TraceFiles.allFiles(under: target.path).count == offsets.count)
+        // One producer's cuts of one file: appended to its one open file.
+        #expect(TraceFiles.allFiles(under: target.path).count == 1)
     }
 
     @Test("the uploader finishes a killed app's file before sending it: stored once as a complete file with every complete line, then deleted")

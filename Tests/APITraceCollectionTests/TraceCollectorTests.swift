@@ -15,7 +15,7 @@ struct TraceCollectorTests {
         return try await RunningCollector.start(collector)
     }
 
-    @Test("a valid file is stored under dt=<day of its header>/ with a derived name, byte for byte; sending it again is 200 already stored")
+    @Test("a valid file is stored under dt=<day of its header>/ in its producer's open file, byte for byte; sending it again is 200 already stored")
     func storesAndIsIdempotent() async throws {
         let dir = TemporaryDirectory()
         let server = try await Self.start(dir)
@@ -25,14 +25,15 @@ struct TraceCollectorTests {
 
         let first = try await HTTPClient.upload(server.uploadURL, bytes)
         #expect(first.status == 201)
-        let expected = "dt=2026-11-21/20261121T235958Z-______etc_passwd-\(TraceFiles.sha256Hex(bytes).prefix(16)).jsonl.gz"
-        #expect(first.text == "stored \(expected)\n")
+        let expected = "dt=2026-11-21/20261121T235958Z-______etc_passwd-open.jsonl.gz"
+        let segment = "dt=2026-11-21/20261121T235958Z-______etc_passwd-\(TraceFiles.sha256Hex(bytes).prefix(16)).jsonl.gz"
+        #expect(first.text == "stored \(segment) (in \(expected))\n")
         #expect(TraceFiles.allFiles(under: dir.path) == [expected])
         #expect(FileManager.default.contents(atPath: dir.file(expected)).map([UInt8].init) == bytes)
 
         let again = try await HTTPClient.upload(server.uploadURL, bytes)
         #expect(again.status == 200)
-        #expect(again.text == "already stored \(expected)\n")
+        #expect(again.text == "already stored \(segment) (in \(expected))\n")
         #expect(TraceFiles.allFiles(under: dir.path) == [expected])
         let snapshot = server.collector.metrics.snapshot
         #expect(snapshot.accepted == 1 && snapshot.duplicates == 1 && snapshot.storedBytes == bytes.count)
@@ -150,13 +151,14 @@ struct TraceCollectorTests {
         let dir = TemporaryDirectory()
         let server = try await Self.start(dir, maxBody: 8 << 20, maxDecompressed: 64 << 20)
         defer { Task { await server.stop() } }
-        let bodies = (0..<16).map { TraceFiles.make(producer: "w\($0)", events: TraceFiles.requests(4000, seed: $0)) }
+        let bodies = (0..<16).map { TraceFiles.make(producer: "w\($0 % 4)", started: TraceFiles.day.adding(milliseconds: Int64($0) * 60_000), events: TraceFiles.requests(4000, seed: $0)) }
         let checked = Recorded<String>()
+        // Four producers' segments, appended to four open files while the reader reads them.
         let watcher = Task.detached {
             while !Task.isCancelled {
                 for relative in TraceFiles.allFiles(under: dir.path) where !relative.split(separator: "/").last!.hasPrefix(".") {
-                    let bytes = [UInt8](FileManager.default.contents(atPath: dir.file(relative)) ?? Data())
-                    checked.append(relative.hasSuffix("-\(TraceFiles.sha256Hex(bytes).prefix(16)).jsonl.gz") ? "whole" : "PARTIAL \(relative)")
+                    let read = TraceFileReader(path: dir.file(relative)).forEachEvent { _ in }
+                    checked.append(read.header != nil && read.warnings.isEmpty && read.events % 4000 == 0 ? "whole" : "PARTIAL \(relative) \(read.events) \(read.warnings)")
                 }
                 try? await Task.sleep(for: .milliseconds(1))
             }
@@ -170,7 +172,7 @@ struct TraceCollectorTests {
         #expect(statuses == Array(repeating: 201, count: 16))
         #expect(!checked.all.isEmpty)
         #expect(checked.all.allSatisfy { $0 == "whole" }, "\(checked.all.filter { $0 != "whole" })")
-        #expect(TraceFiles.allFiles(under: dir.path).count == 16)
+        #expect(TraceFiles.allFiles(under: dir.path).count == 4)
     }
 
     @Test("GET /health answers ok; GET /metrics is OpenMetrics text with every counter")

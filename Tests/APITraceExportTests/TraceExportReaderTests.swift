@@ -19,7 +19,7 @@ import Testing
                 text += TraceEvent(timestamp: started.adding(milliseconds: Int64(i) * 1000), session: i % 2 == 0 ? "a" : "b", .request(.init(
                     method: "GET", route: "/apps/{id}", host: "api.example.com", status: 200, durationMs: 5))).jsonLine + "\n"
             }
-            let path = dir + "/" + TraceFileName(started: started, producer: "p", sequence: h + 1).fileName
+            let path = dir + "/" + TraceFileIdentity(started: started, producer: "p", sequence: h + 1).fileName
             try Data(try GzipDeflater.compress(Array(text.utf8), level: 5)).write(to: URL(fileURLWithPath: path))
             return path
         }
@@ -39,7 +39,7 @@ import Testing
 
     @Test func aCumulativeExportReadsEachFileOnceAndNamesDamagedOnes() throws {
         var files = try hours()
-        let damaged = dir + "/" + TraceFileName(started: Self.start.adding(milliseconds: 3 * 3_600_000), producer: "q", sequence: 1).fileName
+        let damaged = dir + "/" + TraceFileIdentity(started: Self.start.adding(milliseconds: 3 * 3_600_000), producer: "q", sequence: 1).fileName
         try Data("not gzip at all\n".utf8).write(to: URL(fileURLWithPath: damaged))
         files.append(damaged)
         var export = CumulativeExport(selection: "all")

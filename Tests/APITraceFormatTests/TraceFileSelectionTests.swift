@@ -24,7 +24,7 @@ import Testing
             for k in 0..<count {
                 let start = Self.t0 + Int64(k) * every
                 let last = start + every - 60_000
-                let path = dir + "/" + TraceFileName(started: .init(millisecondsSince1970: start), producer: producer, sequence: k + 1).fileName
+                let path = dir + "/" + TraceFileIdentity(started: .init(millisecondsSince1970: start), producer: producer, sequence: k + 1).fileName
                 let text = TraceFileHeader(producer: producer, started: .init(millisecondsSince1970: start)).jsonLine + "\n"
                 try Data(text.utf8).write(to: URL(fileURLWithPath: path))
                 try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: Double(last) / 1000)], ofItemAtPath: path)
@@ -83,5 +83,44 @@ import Testing
         try Data().write(to: URL(fileURLWithPath: odd))
         #expect(TraceFileSelection.select([odd], overlapping: [0..<1]) == [odd])
         #expect(TraceFileSelection.select([odd], since: .init(millisecondsSince1970: Self.t0), until: nil) == [odd])
+    }
+
+    @Test("a producer's last file is finished when it is read-only and no writer holds its lock, so a folder of single files is cached")
+    func aReadOnlyUnlockedLastFileIsFinished() throws {
+        let dir = TemporaryDirectory()
+        let written = try folder(dir.path)
+        let last = written[11]
+        #expect(TraceFileSelection.plan([last.path]).first?.finishedSpan == nil, "writable: its writer may append")
+        #expect(chmod(last.path, 0o400) == 0)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: Double(last.last) / 1000)], ofItemAtPath: last.path)
+        let span = try #require(TraceFileSelection.plan([last.path]).first?.finishedSpan, "read-only and unlocked: finished")
+        #expect(span.contains(last.first) && span.contains(last.last))
+        #expect(TraceFileSelection.plan([last.path]).first?.isCacheable == true)
+        // Held by a writer's exclusive lock (a process still finishing it): not finished.
+        let fd = open(last.path, O_RDONLY)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+        #expect(TraceFileSelection.plan([last.path]).first?.finishedSpan == nil)
+    }
+
+    @Test("collector files: sealed ones are finished with the span their names give, stored ones are finished, open ones are read and never cached")
+    func collectorFiles() throws {
+        let start = TraceTimestamp(millisecondsSince1970: Self.t0)
+        let end = start.adding(milliseconds: Self.hour)
+        let sealed = "/s/dt=2026-11-22/" + TraceFileIdentity(started: start, producer: "p", kind: .sealed(ended: end, tag: "0123abcd")).fileName
+        let open = "/s/dt=2026-11-22/" + TraceFileIdentity(started: end, producer: "p", kind: .open).fileName
+        let stored = "/s/dt=2026-11-22/" + TraceFileIdentity(started: start, producer: "q", kind: .stored(digest: "0123456789abcdef")).fileName
+        let plan = Dictionary(TraceFileSelection.plan([sealed, open, stored]).map { ($0.path, $0) }) { a, _ in a }
+        #expect(plan[sealed]?.isCacheable == true && plan[sealed]?.finishedSpan == (Self.t0 - Self.hour)..<(Self.t0 + 2 * Self.hour))
+        #expect(plan[open]?.isCacheable == false)
+        // A stored file alone has no known end: read, and not cached (its span is unknown).
+        #expect(plan[stored] != nil && plan[stored]?.isCacheable == false)
+        // Pruned by the sealed span (2 minutes of slack), not by the collector's clock.
+        let after = (Self.t0 + Self.hour + 3 * 60_000)..<(Self.t0 + 2 * Self.hour)
+        #expect(TraceFileSelection.select([sealed, open], overlapping: [after]) == [open])
+        #expect(TraceFileSelection.select([sealed], overlapping: [(Self.t0 + Self.hour + 60_000)..<(Self.t0 + 2 * Self.hour)]) == [sealed])
+        // A listing taken while the collector renamed the open file to its sealed name holds both: read once.
+        let renamed = "/s/dt=2026-11-22/" + TraceFileIdentity(started: end, producer: "p", kind: .sealed(ended: end.adding(milliseconds: Self.hour), tag: "0123abcd")).fileName
+        #expect(TraceFileSelection.select([sealed, open, renamed], overlapping: [.min..<(.max)]) == [sealed, renamed])
     }
 }

@@ -37,7 +37,7 @@ struct TraceFileWriterRecoveryTests {
             let started = try #require(result.header?.started)
             let earliest = try #require(first)
             #expect(started <= earliest, "\(file): started \(started) after its earliest event \(earliest)")
-            let named = try #require(TraceFileName(fileName: file)).started
+            let named = try #require(TraceFileIdentity(fileName: file)).started
             #expect(named <= earliest)
             #expect(named.millisecondsSince1970 / 1000 == started.millisecondsSince1970 / 1000)
         }

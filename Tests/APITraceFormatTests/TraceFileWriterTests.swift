@@ -33,7 +33,7 @@ struct TraceFileWriterTests {
         writer.close()
         let files = dir.traceFiles
         try #require(files.count == 1)
-        #expect(TraceFileName(fileName: files[0])?.producer == "p1")
+        #expect(TraceFileIdentity(fileName: files[0])?.producer == "p1")
 
         var read: [TraceEvent] = []
         let result = TraceFileReader(path: files[0]).forEachEvent { read.append($0) }
@@ -190,7 +190,7 @@ struct TraceFileWriterTests {
         #expect(seqs.last == appended - 1)
         #expect(seqs == Array((appended - seqs.count)..<appended))
         #expect(dropped.contains { $0.reason == "budget" && $0.count > 0 })
-        let sequences = files.compactMap { TraceFileName(fileName: $0)?.sequence }
+        let sequences = files.compactMap { TraceFileIdentity(fileName: $0)?.sequence }
         #expect(sequences == Array((stats.filesStarted - files.count + 1)...stats.filesStarted))
     }
 

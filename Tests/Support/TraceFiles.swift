@@ -37,7 +37,7 @@ public enum TraceFiles {
     public static func writeFinished(_ count: Int, to dir: String, eventsPerFile: Int = 20, producer: String = "uploader") -> [String] {
         (0..<count).map { i in
             let started = day.adding(milliseconds: Int64(i) * 1000)
-            let name = TraceFileName(started: started, producer: producer, sequence: i + 1).fileName
+            let name = TraceFileIdentity(started: started, producer: producer, sequence: i + 1).fileName
             let path = dir + "/" + name
             let bytes = make(producer: producer, started: started, events: requests(eventsPerFile, seed: i, start: started))
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
@@ -49,23 +49,55 @@ public enum TraceFiles {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Every file under `root`, recursively, as paths relative to it (hidden ones included).
+    /// Every file under `root`, recursively, as paths relative to it (hidden ones included, but
+    /// not the collector's journals under `.producers/`).
     public static func allFiles(under root: String) -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
         var files: [String] = []
         while let relative = enumerator.nextObject() as? String {
             var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDir), !isDir.boolValue {
+            if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDir), !isDir.boolValue,
+               !relative.hasPrefix(".producers/") {
                 files.append(relative)
             }
         }
         return files.sorted()
     }
 
-    /// Stored trace files under a collector's folder: contents by SHA-256, with their relative paths.
+    /// Stored segments under a collector's folder: contents by SHA-256, with the relative paths of
+    /// the files holding them. A file the collector appended to is cut into its segments at the
+    /// offsets its producer's journal (`.producers/*.journal`) records; a file stored alone is one segment.
     public static func stored(under root: String) -> [String: [String]] {
         var byHash: [String: [String]] = [:]
-        for relative in allFiles(under: root) where relative.hasSuffix(".jsonl.gz") {
+        var appended = Set<String>()
+        let journals = (try? FileManager.default.contentsOfDirectory(atPath: root + "/.producers")) ?? []
+        for journal in journals where journal.hasSuffix(".journal") {
+            let text = (try? String(contentsOfFile: root + "/.producers/" + journal, encoding: .utf8)) ?? ""
+            var segments: [(file: String, from: Int, to: Int)] = []
+            var current: String?
+            var inCurrent: [Int] = []
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: " ").map(String.init)
+                switch fields.first {
+                case "O": current = fields[1]; inCurrent = []
+                case "A":
+                    guard let file = current, let end = Int(fields[2]) else { continue }
+                    segments.append((file, inCurrent.last.map { segments[$0].to } ?? 0, end))
+                    inCurrent.append(segments.count - 1)
+                case "S":
+                    for i in inCurrent { segments[i].file = fields[1] }
+                    current = nil
+                default: break
+                }
+            }
+            for segment in segments {
+                let bytes = [UInt8](FileManager.default.contents(atPath: root + "/" + segment.file) ?? Data())
+                appended.insert(segment.file)
+                guard bytes.count >= segment.to else { continue }
+                byHash[sha256Hex(Array(bytes[segment.from..<segment.to])), default: []].append(segment.file)
+            }
+        }
+        for relative in allFiles(under: root) where relative.hasSuffix(".jsonl.gz") && !appended.contains(relative) {
             let bytes = [UInt8](FileManager.default.contents(atPath: root + "/" + relative) ?? Data())
             byHash[sha256Hex(bytes), default: []].append(relative)
         }

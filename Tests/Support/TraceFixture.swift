@@ -58,7 +58,7 @@ public enum TraceFixture {
             let header = TraceFileHeader(producer: producer, app: "Otec", appVersion: appVersion, host: "phone-7", started: start)
             var text = header.jsonLine + "\n"
             for event in byHour[hour]! { text += event.jsonLine + "\n" }
-            let name = TraceFileName(started: start, producer: producer, sequence: sequence + 1).fileName
+            let name = TraceFileIdentity(started: start, producer: producer, sequence: sequence + 1).fileName
             let path = directory + "/" + name
             try Data(try GzipDeflater.compress(Array(text.utf8), level: 5)).write(to: URL(fileURLWithPath: path))
             paths.append(path)

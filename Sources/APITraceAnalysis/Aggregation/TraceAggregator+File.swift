@@ -9,7 +9,7 @@ extension TraceAggregator {
     /// match the filter's app version is skipped after its first line. Damage ends reading that
     /// file with a warning that says how many events were kept; nothing is thrown.
     public mutating func read(_ reader: TraceFileReader) {
-        if let name = TraceFileName(fileName: reader.path), !filter.mayMatch(fileStarted: name.started) {
+        if let name = TraceFileIdentity(fileName: reader.path), !filter.mayMatch(fileStarted: name.started) {
             base.filesFiltered += 1
             return
         }

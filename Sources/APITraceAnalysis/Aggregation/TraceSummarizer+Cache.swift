@@ -16,7 +16,7 @@ extension TraceSummarizer {
         let granularity = timeSeriesGranularity
         var aggregator = TraceAggregator(filter: filter, timeSeriesGranularity: granularity)
         guard let cache, cacheable, !filter.hasFieldConditions,
-              TraceFileName(fileName: reader.path).map({ filter.mayMatch(fileStarted: $0.started) }) ?? true,
+              TraceFileIdentity(fileName: reader.path).map({ filter.mayMatch(fileStarted: $0.started) }) ?? true,
               let status = FileStatus(path: reader.path) else {
             aggregator.read(reader)
             return (aggregator.summary(), false)

@@ -43,7 +43,7 @@ package struct TraceLineMerger: Sendable {
     /// - Throws: ``SortSpillError`` when lines could not be spilled to the temporary folder; what
     ///   was written before stays written.
     package func merge(_ files: [String], to write: (UnsafeRawBufferPointer) -> Void) throws(SortSpillError) -> Result {
-        let starts = files.map { TraceFileName(fileName: $0)?.started.millisecondsSince1970 ?? .min }
+        let starts = files.map { TraceFileIdentity(fileName: $0)?.started.millisecondsSince1970 ?? .min }
         let order = files.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }
         var result = Result()
         var scans = [TraceFileReader.RecordScan?](repeating: nil, count: files.count)

@@ -31,7 +31,18 @@ extension TraceCollector {
             configuration: .init(address: .hostname(host, port: port), serverName: "apitrace-collector"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger)
-        try await app.runService()
+        // Open files of producers that went quiet are sealed, so that they are cached like the rest.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService() }
+            group.addTask {
+                while !Task.isCancelled {
+                    _ = self.store.sealIdle(olderThan: TraceStore.idleSealSeconds)
+                    try await Task.sleep(for: .seconds(TraceStore.idleSweepSeconds))
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
     }
 
     /// The HTTP/1.1 server with the collector's deadlines for slow clients (see ``Configuration/headerTimeout``);

@@ -1,14 +1,29 @@
 import APITraceFormat
+import Crypto
 import Foundation
 
-/// Stores validated uploads atomically under `dt=YYYY-MM-DD/` with names derived from their content.
+/// Stores validated uploads under `dt=YYYY-MM-DD/`, appending each producer's segments as gzip
+/// members to one open file per producer that is sealed on a cadence (Docs/collection.md).
 ///
-/// A file is written to a hidden temporary file (`.upload-*`) in its day folder, `fsync`ed,
-/// linked to its final name and the folder `fsync`ed: readers never see a half-written file,
-/// and a crash leaves at most a hidden temporary file, removed when the store next opens.
-/// The final name is `<started, basic ISO 8601>-<producer>-<first 16 hex digits of SHA-256>.jsonl.gz`,
-/// so the same content always gets the same name: sending it again is answered "already stored"
-/// and two concurrent uploads of it store it once (`link` fails with `EEXIST` for the second).
+/// For each producer (`.producers/<producer>.journal`, ``ProducerJournal``, held under `flock`):
+/// - a segment whose SHA-256 the journal holds is "already stored" (exactly once, across
+///   collectors sharing the folder and across restarts);
+/// - the first segment opens `dt=<day>/<start>-<producer>-open.jsonl.gz`; later segments are
+///   appended to it (`pwrite` at the committed length, `fsync`, then the journal line), so a crash
+///   mid-append is cut back to the last complete member by the next append;
+/// - a segment starting in a later hour than the open file (in the producer's clock), or with a
+///   different header (app version, host), or arriving when the open file has passed
+///   ``sealBytes``, seals it: it is made read-only and renamed to
+///   `<start>-<producer>-<the new segment's start>-<tag>.jsonl.gz`, whose name gives its events'
+///   span (the writer's next file starts at or before any later segment, Docs/trace-format.md);
+/// - a segment that starts before the open file (sent late) is stored as a file of its own,
+///   sealed with the open file's start as its end; one whose header changed while it does not
+///   start after every segment already in the open file is stored alone under
+///   `<start>-<producer>-<16 hex of SHA-256>.jsonl.gz` (immutable, end unknown);
+/// - ``sealIdle(olderThan:)`` seals open files no segment was appended to for a while under the
+///   same digest form (their end is not known from names).
+/// Files stored alone are written to a hidden temporary file, `fsync`ed and `link`ed to their
+/// name, as every file was before appending; temporary files a crash left are removed at start.
 struct TraceStore: Sendable {
     /// Root folder.
     let directory: String
@@ -37,7 +52,11 @@ struct TraceStore: Sendable {
         sweepTemporaryFiles()
     }
 
-    /// The name a file with this header and content digest is stored under, relative to the root.
+    /// Compressed bytes past which an open file is sealed at its producer's next later segment.
+    var sealBytes: Int64 = 64 << 20
+
+    /// The name a segment stored alone with this header and content digest has, relative to the root
+    /// (every segment's name before the collector appended).
     static func relativePath(header: TraceFileHeader, sha256Hex: String) -> String {
         let day = String(header.started.rfc3339.prefix(10))
         return "dt=\(day)/\(header.started.basicISO8601)-\(sanitize(producer: header.producer))-\(sha256Hex.prefix(16)).jsonl.gz"
@@ -51,13 +70,8 @@ struct TraceStore: Sendable {
         return cleaned.isEmpty ? "unknown" : String(cleaned)
     }
 
-    /// True when a file is already stored under `relative`.
-    func contains(_ relative: String) -> Bool {
-        access(directory + "/" + relative, F_OK) == 0
-    }
-
-    /// Stores `body` under `relative` (from ``relativePath(header:sha256Hex:)``).
-    func store(_ body: UnsafeRawBufferPointer, relative: String) throws(UploadRejection) -> Outcome {
+    /// Stores `body` alone under `relative` (from ``relativePath(header:sha256Hex:)``), linked from a temporary file.
+    func storeAlone(_ body: UnsafeRawBufferPointer, relative: String, permissions: mode_t = 0o440) throws(UploadRejection) -> Outcome {
         let finalPath = directory + "/" + relative
         let folder = String(finalPath[..<finalPath.lastIndex(of: "/")!])
         if access(finalPath, F_OK) == 0 { return .alreadyStored(relative) }
@@ -67,7 +81,7 @@ struct TraceStore: Sendable {
             throw Self.failure("cannot create \(folder)")
         }
         let temporary = folder + "/" + Self.temporaryPrefix + UUID().uuidString
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw Self.failure("cannot create a temporary file in \(folder)") }
         var offset = 0
         while offset < body.count {
@@ -101,7 +115,7 @@ struct TraceStore: Sendable {
         return .stored(relative)
     }
 
-    private static func failure(_ what: String) -> UploadRejection {
+    static func failure(_ what: String) -> UploadRejection {
         let code = errno
         let text = String(cString: strerror(code))
         if code == ENOSPC || code == EDQUOT {
@@ -110,7 +124,7 @@ struct TraceStore: Sendable {
         return UploadRejection(.storageFailed, "the collector could not store the file (\(what): \(text)); retry later")
     }
 
-    private func syncDirectory(_ path: String) {
+    func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)

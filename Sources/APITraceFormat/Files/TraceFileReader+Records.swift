@@ -128,6 +128,12 @@ extension TraceFileReader {
             case .unknownType:
                 scan.unknownTypes += 1
             case .header:
+                // Concatenated gzip members (a collector's appended file, Docs/trace-format.md): each
+                // starts with its own header, of the same producer, app, version and host.
+                if case .success(let next) = HeaderCheck.check(bytes, line: 1, path: path), let first = scan.header,
+                   next.producer == first.producer, next.app == first.app, next.appVersion == first.appVersion, next.host == first.host {
+                    return true
+                }
                 scan.invalidLines += 1
                 lineWarnings.add(.invalidLine(line: number, reason: "a second header line"), eventsKept: scan.events)
             case .invalid(let reason):

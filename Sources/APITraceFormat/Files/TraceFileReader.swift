@@ -135,13 +135,18 @@ public struct TraceFileReader: Sendable {
     package func forEachRawLine(_ body: (UnsafeRawBufferPointer, Int) -> Bool) -> RawResult {
         var result = RawResult()
         let fd: Int32
-        switch RegularFile.open(path) {
+        // An open collector file sealed (renamed) since it was listed is read under its new name.
+        switch RegularFile.open(path).flatMapError({ refusal in
+            TraceFileIdentity.sealedSuccessor(ofOpen: path).map { RegularFile.open($0) } ?? .failure(refusal)
+        }) {
         case .success(let opened): fd = opened
         case .failure(let refusal):
             result.problem = .init(path: path, kind: .unreadable(refusal.reason), eventsKept: 0)
             return result
         }
         defer { close(fd) }
+        // An open collector file is read up to the last member its journal records: never a half-appended one.
+        var remaining = TraceFileIdentity.committedLength(ofOpen: path) ?? .max
         var input = [UInt8](repeating: 0, count: max(2, readSize))
         var splitter = LineSplitter(limit: maximumLineLength)
         var inflater: GzipInflater?
@@ -171,10 +176,10 @@ public struct TraceFileReader: Sendable {
             if stopped { throw StopReading() }
         }
         while !stopped {
-            var n = input.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            var n = input.withUnsafeMutableBytes { read(fd, $0.baseAddress, Int(min(Int64($0.count), remaining))) }
             // The gzip magic is two bytes: a first read of one (a pipe, a network file system) reads on.
             while !sawFirstBlock, n == 1 {
-                let more = input.withUnsafeMutableBytes { read(fd, $0.baseAddress! + 1, $0.count - 1) }
+                let more = input.withUnsafeMutableBytes { read(fd, $0.baseAddress! + 1, Int(min(Int64($0.count - 1), remaining - 1))) }
                 if more < 0, errno == EINTR { continue }
                 if more <= 0 { break }
                 n += more
@@ -185,6 +190,7 @@ public struct TraceFileReader: Sendable {
                 return result
             }
             if n == 0 { break }
+            remaining -= Int64(n)
             if !sawFirstBlock {
                 sawFirstBlock = true
                 if n >= 2, input[0] == 0x1F, input[1] == 0x8B {

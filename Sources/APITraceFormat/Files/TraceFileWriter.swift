@@ -318,7 +318,7 @@ public final class TraceFileWriter: @unchecked Sendable {
             sequence += 1
             let now = TraceTimestamp.now()
             let started = firstEvent.map { min($0, now) } ?? now
-            let name = TraceFileName(started: started, producer: configuration.producer, sequence: sequence)
+            let name = TraceFileIdentity(started: started, producer: configuration.producer, sequence: sequence)
             let path = (dir.hasSuffix("/") ? dir : dir + "/") + name.fileName
             // Named active before it exists, so an uploader never takes the new file for a finished one.
             setActive(path)

@@ -10,7 +10,7 @@ import Testing
     static func write(_ events: [TraceEvent], producer: String, started: TraceTimestamp, sequence: Int, to folder: String) throws {
         let header = TraceFileHeader(producer: producer, app: "Otec", appVersion: "2.1", host: "phone-7", started: started)
         let text = header.jsonLine + "\n" + events.map { $0.jsonLine + "\n" }.joined()
-        let path = folder + "/" + TraceFileName(started: started, producer: producer, sequence: sequence).fileName
+        let path = folder + "/" + TraceFileIdentity(started: started, producer: producer, sequence: sequence).fileName
         try Data(try GzipDeflater.compress(Array(text.utf8), level: 5)).write(to: URL(fileURLWithPath: path))
     }
 

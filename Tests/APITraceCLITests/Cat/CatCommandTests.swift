@@ -186,7 +186,7 @@ struct CatCommandTests {
                 }
                 files.append(events)
                 headers.append(TraceFileHeader(producer: producer, started: .init(millisecondsSince1970: start)).jsonLine)
-                names.append(TraceFileName(started: .init(millisecondsSince1970: start), producer: producer, sequence: f / producers + 1).fileName)
+                names.append(TraceFileIdentity(started: .init(millisecondsSince1970: start), producer: producer, sequence: f / producers + 1).fileName)
             }
         }
 
