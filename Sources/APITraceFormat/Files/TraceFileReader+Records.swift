@@ -130,7 +130,7 @@ extension TraceFileReader {
             case .header:
                 // Concatenated gzip members (a collector's appended file, Docs/trace-format.md): each
                 // starts with its own header, of the same producer, app, version and host.
-                if case .success(let next) = HeaderCheck.check(bytes, line: 1, path: path), let first = scan.header,
+                if case .success(let next) = HeaderCheck.check(bytes, line: 1, path: lineWarnings.path), let first = scan.header,
                    next.producer == first.producer, next.app == first.app, next.appVersion == first.appVersion, next.host == first.host {
                     return true
                 }
