@@ -16,6 +16,14 @@ struct ScanPlan: Sendable {
         var evidence: Range<Int64>?
         /// The comparison baseline before ``evidence``.
         var baseline: Range<Int64>?
+        /// A grouped rule's keys: each group's requests are also counted on their own.
+        var groupBy: [AlertGroup.Key]
+        /// Most groups counted on their own in one file; the rest go to ``AlertGroup/otherCountingKey``.
+        var maxGroups: Int
+        /// Count only the traffic of this group (its counting key), for a group's evidence.
+        var onlyGroup: String?
+        var onlyGroupKeys: [AlertGroup.Key] = []
+        var needsGroup: Bool { !groupBy.isEmpty || onlyGroup != nil }
 
         @inline(__always) func matches(_ pattern: TextPattern?, _ value: RawText?) -> Bool {
             guard let pattern else { return true }
@@ -35,7 +43,10 @@ struct ScanPlan: Sendable {
             return RulePattern(
                 route: rule.scope.route.map { TextPattern($0) }, host: rule.scope.host.map { TextPattern($0) },
                 appVersion: rule.scope.appVersion, failure: .init(rule.failure), decodeFailures: rule.failure.decodeFailures,
-                latencyMs: rule.latencyMs, evidence: evidence, baseline: baseline)
+                latencyMs: rule.latencyMs, evidence: evidence, baseline: baseline,
+                groupBy: rule.groupBy, maxGroups: rule.maxGroups,
+                onlyGroup: rule.onlyGroup.flatMap { $0.isOther ? nil : AlertGroup.countingKey($0.values) },
+                onlyGroupKeys: rule.onlyGroup?.keys ?? [])
         }
         ranges = counter.ranges
         span = (ranges.map(\.lowerBound).min() ?? 0)..<(ranges.map(\.upperBound).max() ?? 0)
@@ -44,6 +55,10 @@ struct ScanPlan: Sendable {
 
     struct FileCounts: Sendable {
         var runs: [BucketRun]
+        /// Per rule, a grouped rule's runs by group counting key (empty for other rules).
+        var groups: [[String: BucketRun]] = []
+        /// Per rule, true when the file held more groups than `max_groups`.
+        var overflowed: [Bool] = []
         var evidence: [EvidenceTally]
         var lines = 0
         var warnings: [TraceReadWarning] = []
@@ -52,6 +67,8 @@ struct ScanPlan: Sendable {
 
     func scan(_ reader: TraceFileReader) -> FileCounts {
         var out = FileCounts(runs: Array(repeating: BucketRun(), count: patterns.count), evidence: Array(repeating: EvidenceTally(), count: patterns.count))
+        out.groups = Array(repeating: [:], count: patterns.count)
+        out.overflowed = Array(repeating: false, count: patterns.count)
         var active = [Bool](repeating: true, count: patterns.count)
         var appVersion = "-"
         let scan = reader.forEachRecord(header: { header in
@@ -78,6 +95,19 @@ struct ScanPlan: Sendable {
         for i in patterns.indices where active[i] {
             let p = patterns[i]
             guard p.matches(p.route, f.route), p.matches(p.host, f.host) else { continue }
+            var group: String?
+            if p.needsGroup {
+                let key = Self.groupKey(f, keys: p.groupBy.isEmpty ? p.onlyGroupKeys : p.groupBy, appVersion: appVersion)
+                if let only = p.onlyGroup, key != only { continue }
+                if !p.groupBy.isEmpty {
+                    if out.groups[i][key] != nil || out.groups[i].count < p.maxGroups {
+                        group = key
+                    } else {
+                        group = AlertGroup.otherCountingKey
+                        out.overflowed[i] = true
+                    }
+                }
+            }
             let inEvidence = p.evidence?.contains(ts) ?? false
             let side: FailureComparisonCounts.Side? = inEvidence ? .window : (p.baseline?.contains(ts) ?? false) ? .baseline : nil
             switch f.kind {
@@ -86,6 +116,7 @@ struct ScanPlan: Sendable {
                 let failed = p.latencyMs.map { f.durationMs! > $0 } ?? verdict
                 let weight = failed ? 1 : f.weight
                 out.runs[i].add(bucket: b, requests: weight, failures: failed ? 1 : 0)
+                if let group { out.groups[i][group, default: BucketRun()].add(bucket: b, requests: weight, failures: failed ? 1 : 0) }
                 if inEvidence, let route = f.route {
                     out.evidence[i].add(route: route.string, requests: weight, failed: failed)
                     if failed { out.evidence[i].errorIdentities.addBounded(Self.identity(f, p), 1) }
@@ -98,6 +129,7 @@ struct ScanPlan: Sendable {
             case .decodeFailure:
                 if p.decodeFailures, p.latencyMs == nil {
                     out.runs[i].add(bucket: b, requests: 0, failures: 1)
+                    if let group { out.groups[i][group, default: BucketRun()].add(bucket: b, requests: 0, failures: 1) }
                     if let side {
                         let entity = f.entity?.string ?? "?"
                         let path = f.path.map { TraceEvent.DecodeFailure.foldIndices($0.string) } ?? ""
@@ -116,6 +148,19 @@ struct ScanPlan: Sendable {
                 }
             }
         }
+    }
+
+    /// The counting key of an event's group (``AlertGroup/countingKey(_:)``): its route, host and
+    /// app version as the rule's keys ask, `-` for a field the event lacks.
+    @inline(__always) static func groupKey(_ f: TraceRecord, keys: [AlertGroup.Key], appVersion: String) -> String {
+        if keys.count == 1, keys[0] == .route { return AlertGroup.countingKey([f.route?.string ?? "-"]) }
+        return AlertGroup.countingKey(keys.map { key in
+            switch key {
+            case .route: f.route?.string ?? "-"
+            case .host: f.host?.string ?? "-"
+            case .appVersion: appVersion
+            }
+        })
     }
 
     /// What a failed request is listed as in the evidence.
