@@ -217,7 +217,7 @@ import Testing
     @Test func thePrometheusTranslationSumsByTheCollectorsLabels() throws {
         let rules = try AlertRules.parse(Self.rules("    group_by: [route, host]"))
         let yaml = PrometheusRuleTranslation(rules).yaml
-        #expect(yaml.contains("sum by (url_template, server_address) (increase(apitrace_http_client_requests_total{http_response_status_code!=\"\"}[5m]) or increase("))
+        #expect(yaml.contains("sum by (url_template, server_address) (increase(apitrace_http_client_requests_total{http_response_status_code!~\"\"}[5m]) or increase("))
         #expect(!yaml.contains("vector(0)"))
         #expect(yaml.contains("{{ $labels.url_template }} {{ $labels.server_address }} (api-errors: failed requests)"))
         // The same thresholds and guards as without group_by.

@@ -2,8 +2,8 @@
 /// keeps counts of its own once it has a place, and a group that finds every place taken is
 /// added to the `(other)` group, so memory follows the cap, not the number of distinct routes.
 ///
-/// Within a file, groups take the free places busiest first (then by key), so which groups
-/// are named does not depend on hashing order.
+/// Within a file, groups take the free places busiest first (requests and failures, failures
+/// counting twice; then by key), so which groups are named does not depend on hashing order.
 struct GroupMerge {
     private let keys: [[AlertGroup.Key]]
     private let caps: [Int]
@@ -22,7 +22,11 @@ struct GroupMerge {
         for r in runs.indices where !keys[r].isEmpty && r < file.groups.count {
             if file.overflowed[r] { overflowed[r] = true }
             let named = file.groups[r].filter { $0.key != AlertGroup.otherCountingKey }
-            let order: [(key: String, requests: Double)] = named.map { (key: $0.key, requests: $0.value.requests.reduce(0, +)) }
+            var order: [(key: String, requests: Double)] = []
+            for (key, run) in named {
+                let weight: Double = run.requests.reduce(0, +) + run.failures.reduce(0, +)
+                order.append((key: key, requests: weight))
+            }
             let sorted = order.sorted { a, b in a.requests != b.requests ? a.requests > b.requests : a.key < b.key }
             for entry in sorted {
                 let key = entry.key

@@ -84,6 +84,10 @@ struct ScanPlan: Sendable {
             count(record, active: active, appVersion: appVersion, into: &out)
             return true
         }
+        for i in patterns.indices where out.groups[i].count > patterns[i].maxGroups + 1 || out.groups[i].count > patterns[i].maxGroups && out.groups[i][AlertGroup.otherCountingKey] == nil {
+            Self.trim(&out.groups[i], to: patterns[i].maxGroups)
+            out.overflowed[i] = true
+        }
         out.lines = scan.events + scan.invalidLines + scan.unknownTypes
         out.warnings = scan.warnings
         return out
@@ -100,12 +104,11 @@ struct ScanPlan: Sendable {
                 let key = Self.groupKey(f, keys: p.groupBy.isEmpty ? p.onlyGroupKeys : p.groupBy, appVersion: appVersion)
                 if let only = p.onlyGroup, key != only { continue }
                 if !p.groupBy.isEmpty {
-                    if out.groups[i][key] != nil || out.groups[i].count < p.maxGroups {
-                        group = key
-                    } else {
-                        group = AlertGroup.otherCountingKey
+                    if out.groups[i][key] == nil, out.groups[i].count >= Self.scanCapacity(p.maxGroups) {
+                        Self.trim(&out.groups[i], to: p.maxGroups)
                         out.overflowed[i] = true
                     }
+                    group = key
                 }
             }
             let inEvidence = p.evidence?.contains(ts) ?? false
@@ -148,6 +151,26 @@ struct ScanPlan: Sendable {
                 }
             }
         }
+    }
+
+    /// Groups a file's scan holds at most before trimming back to `max_groups`: room for groups
+    /// that show up late (a busy route first seen after many rare ones) to prove themselves.
+    static func scanCapacity(_ maxGroups: Int) -> Int { max(4 * maxGroups, maxGroups + 64) }
+
+    /// Keeps the `maxGroups` groups with the most requests and failures (failures counting twice,
+    /// then by key), and adds the rest to `(other)`: a file's groups stay bounded whatever the
+    /// number of distinct routes, and nothing is lost.
+    static func trim(_ groups: inout [String: BucketRun], to maxGroups: Int) {
+        var other = groups.removeValue(forKey: AlertGroup.otherCountingKey) ?? BucketRun()
+        var ranked: [(key: String, weight: Double)] = []
+        ranked.reserveCapacity(groups.count)
+        for (key, run) in groups {
+            let weight: Double = run.requests.reduce(0, +) + run.failures.reduce(0, +)
+            ranked.append((key: key, weight: weight))
+        }
+        ranked.sort { a, b in a.weight != b.weight ? a.weight > b.weight : a.key < b.key }
+        for entry in ranked.dropFirst(maxGroups) { other.merge(groups.removeValue(forKey: entry.key)!) }
+        groups[AlertGroup.otherCountingKey] = other
     }
 
     /// The counting key of an event's group (``AlertGroup/countingKey(_:)``): its route, host and
