@@ -19,6 +19,9 @@ struct AlertBenchmark: ParsableCommand {
     @Option(help: "Timed repetitions (the median is printed).")
     var repetitions = 5
 
+    @Option(help: "The apitrace binary whose memory is measured over 300,000 distinct routes (default: the one beside apitrace-bench).")
+    var apitrace: String?
+
     @Option(help: "Folder for the generated traces (kept between runs).")
     var workDirectory = NSTemporaryDirectory() + "apitrace-bench-alert"
 
@@ -120,7 +123,7 @@ struct AlertBenchmark: ParsableCommand {
     /// default cap and ungrouped: the groups beyond `max_groups` are counted as `(other)`, so the
     /// grouped run's memory stays near the ungrouped one's.
     private func distinctRoutes() throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("apitrace").path
+        let binary = apitrace ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("apitrace").path
         guard FileManager.default.isExecutableFile(atPath: binary) else { return print("distinct routes: build apitrace beside apitrace-bench to measure") }
         let routes = 300_000, count = 600_000
         let directory = workDirectory + "/distinct-routes-\(routes)"
@@ -164,7 +167,7 @@ struct AlertBenchmark: ParsableCommand {
                 process.waitUntilExit()
                 let fields = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
                 let kb = Double(fields.first ?? "0") ?? 0, seconds = Double(fields.dropFirst().first?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "0") ?? 0
-                print("\(routes) distinct routes, \(count) events over 6 h, \(label), \(run): peak RSS \(Measure.format(kb / 1024, 0)) MB, \(Measure.format(seconds * 1000, 0)) ms")
+                print("\(routes) distinct routes, \(count) events over 6 h, \(label), \(run) of \(binary): peak RSS \(Measure.format(kb / 1024, 0)) MB, \(Measure.format(seconds * 1000, 0)) ms")
             }
         }
     }
