@@ -152,7 +152,7 @@ struct AlertBenchmark: ParsableCommand {
             try flush()
             _ = FileManager.default.createFile(atPath: directory + "/.complete", contents: nil)
         }
-        for (label, rule) in [("ungrouped", ""), ("group_by: [route] (max_groups 100)", "\n    group_by: [route]"), ("group_by: [route], max_groups: 10000", "\n    group_by: [route]\n    max_groups: 10000")] {
+        for (label, rule) in [("ungrouped", ""), ("group_by: [route] (max_groups 100)", "\n    group_by: [route]"), ("group_by: [route], max_groups: 1000", "\n    group_by: [route]\n    max_groups: 1000")] {
             let rulesPath = workDirectory + "/distinct-rules.yaml", state = workDirectory + "/distinct-state.json"
             try "rules:\n  - name: api\n    slo: 0.99\(rule)\n".write(toFile: rulesPath, atomically: true, encoding: .utf8)
             for suffix in ["", ".lock", ".counts"] { try? FileManager.default.removeItem(atPath: state + suffix) }

@@ -29,7 +29,7 @@ import Testing
         ("    group_by: [route, route]", "rule api-errors groups by route twice"),
         ("    group_by: []", "give at least one group key"),
         ("    max_groups: 10", "max_groups needs `group_by` on the rule"),
-        ("    group_by: [route]\n    max_groups: 0", "must be between 1 and 10000"),
+        ("    group_by: [route]\n    max_groups: 0", "must be between 1 and 1000"),
         ("    group_by: [route]\n    max_group_pages: 100000", "must be between 1 and 1000"),
         ("    group_by: [route]\n    new_failures: true", "group_by does not combine with new_failures"),
     ])

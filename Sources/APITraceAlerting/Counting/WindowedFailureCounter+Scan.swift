@@ -176,7 +176,8 @@ struct ScanPlan: Sendable {
     /// The counting key of an event's group (``AlertGroup/countingKey(_:)``): its route, host and
     /// app version as the rule's keys ask, `-` for a field the event lacks.
     @inline(__always) static func groupKey(_ f: TraceRecord, keys: [AlertGroup.Key], appVersion: String) -> String {
-        if keys.count == 1, keys[0] == .route { return AlertGroup.countingKey([f.route?.string ?? "-"]) }
+        // One key (the usual `group_by: [route]`): the value itself, made once, without the join.
+        if keys.count == 1, keys[0] != .appVersion { return singleKey(keys[0] == .route ? f.route : f.host) }
         return AlertGroup.countingKey(keys.map { key in
             switch key {
             case .route: f.route?.string ?? "-"
@@ -184,6 +185,14 @@ struct ScanPlan: Sendable {
             case .appVersion: appVersion
             }
         })
+    }
+
+    /// The counting key of one text value: the text, unless it holds U+0001 or U+0002 (as UTF-8
+    /// bytes 1 and 2), which ``AlertGroup/countingKey(_:)`` replaces.
+    @inline(__always) static func singleKey(_ text: RawText?) -> String {
+        guard let text else { return "-" }
+        if !text.hasEscapes, !text.bytes.contains(where: { $0 < 3 }) { return String(decoding: text.bytes, as: UTF8.self) }
+        return AlertGroup.countingKey([text.string])
     }
 
     /// What a failed request is listed as in the evidence.

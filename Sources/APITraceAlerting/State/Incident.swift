@@ -48,8 +48,11 @@ public struct Incident: Sendable, Equatable, Codable {
         let name = TraceTimestamp(millisecondsSince1970: started).basicISO8601
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in label.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        let shown = String(label.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init).prefix(120))
-        self.id = "apitrace/\(rule)/\(shown)#\(String(hash, radix: 16))/\(name)"
+        let tail = "#\(String(hash, radix: 16))/\(name)"
+        // PagerDuty keeps 255 characters of a dedup_key: the label gives way, never the hash or the start.
+        let room = max(0, min(120, 255 - "apitrace/\(rule)/".count - tail.count))
+        let shown = String(label.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init).prefix(room))
+        self.id = String("apitrace/\(rule)/\(shown)".prefix(255 - tail.count)) + tail
     }
 }
 
