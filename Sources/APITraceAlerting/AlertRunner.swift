@@ -115,12 +115,17 @@ public struct AlertRunner: Sendable {
             outcome.problems += warnings.map { "warning: \($0)" }
             return detection
         }
+        for (i, rule) in rules.rules.enumerated() where i < counted.groupsOverflowed.count && counted.groupsOverflowed[i] {
+            outcome.problems.append("warning: rule \(rule.name) saw more than max_groups \(rule.maxGroups) groups; the rest are counted and evaluated together as \(AlertGroup.otherLabel)")
+        }
+        // Grouped rules are evaluated against the state (their open groups recover without traffic).
+        let counts = RunCounts(detections: detections, totals: counted.counts, groups: counted.groups)
         cache?.save()
         let store = StateStore(path: options.statePath)
         if options.dryRun {
             do {
                 var state = try store.read()
-                let due = evaluate(&state, detections: detections, now: now, outcome: &outcome)
+                let due = evaluate(&state, counts: counts, now: now, outcome: &outcome)
                 for delivery in due { show(delivery, outcome: &outcome) }
             } catch {
                 outcome.problems.append("\(error)")
@@ -130,7 +135,7 @@ public struct AlertRunner: Sendable {
         }
         // The evidence of a page due is read from the traces before taking the lock, as the counts are:
         // a peek at the state says which rules will page (under the lock, a rule the peek missed reads it then).
-        let tallies = evidenceLikelyNeeded(store: store, detections: detections, now: now)
+        let tallies = evidenceLikelyNeeded(store: store, counts: counts, now: now)
         // 1. Under the lock: evaluate, update the incidents, and claim what is to be delivered.
         let due: [Delivery]
         var claimed: [Delivery]?
@@ -139,7 +144,7 @@ public struct AlertRunner: Sendable {
             due = try await store.withLock(timeout: options.lockTimeout) { state in
                 let wall = Self.wallClock()
                 var due = claimPending(&state, wallClock: wall, outcome: &outcome)
-                due += evaluate(&state, detections: detections, now: now, tallies: tallies, outcome: &outcome)
+                due += evaluate(&state, counts: counts, now: now, tallies: tallies, outcome: &outcome)
                 // One incident's notifications reach a notifier in order: none overtakes an earlier one
                 // that another run is delivering (a resolve before its trigger would leave a page open).
                 let mine = Set(due.map(\.id))
@@ -244,7 +249,7 @@ public struct AlertRunner: Sendable {
                   let rule = rules.rules.first(where: { $0.name == n.rule }) else { continue }
             let interval = max(60_000, rule.repeatInterval.milliseconds)
             let start = now - ((now % interval) + interval) % interval
-            let id = Incident(rule: n.rule, started: start).id
+            let id = Incident(rule: n.rule, group: n.group, started: start).id
             guard id != n.incidentID else { continue }
             for j in outcome.lines.indices where outcome.lines[j].contains(" \(n.rule) ") {
                 outcome.lines[j] = outcome.lines[j].replacingOccurrences(of: " \(n.incidentID):", with: " \(id):")
@@ -264,62 +269,86 @@ public struct AlertRunner: Sendable {
         }
     }
 
-    /// What failed in a rule's evidence window: read only when a page is due, so routine runs skip it.
-    private func evidence(for rule: AlertRule, at now: Int64) -> EvidenceTally {
+    /// What failed in a rule's evidence window (within one group's traffic for a group): read only
+    /// when a page is due, so routine runs skip it.
+    private func evidence(for rule: AlertRule, group: AlertGroup?, at now: Int64) -> EvidenceTally {
         let range = (now - rule.evidenceWindow.milliseconds)..<now
         let baseline = (range.lowerBound - AlertEvidence.comparisonBaseline.milliseconds)..<range.lowerBound
+        var rule = rule
+        rule.groupBy = []
+        rule.onlyGroup = group
         return WindowedFailureCounter(rules: [rule], ranges: [baseline.lowerBound..<now], evidenceRanges: [range], comparisonBaselines: [baseline])
             .count(paths: [options.traceDirectory]).evidence[0]
     }
 
-    /// The evidence tallies of the rules that would page if the state stays as it is now.
-    private func evidenceLikelyNeeded(store: StateStore, detections: [Detection], now: Int64) -> [String: EvidenceTally] {
+    /// A run's counts: per rule, the detection over its whole traffic and a grouped rule's groups.
+    struct RunCounts {
+        var detections: [Detection]
+        var totals: [FailureCounts]
+        var groups: [[AlertGroup: FailureCounts]]
+
+        /// What to track incidents for in rule `i`, given the state's open incidents.
+        func evaluations(_ rule: AlertRule, _ i: Int, state: AlertState, at now: Int64) -> [GroupedDetection.Evaluated] {
+            GroupedDetection.evaluate(rule, detection: detections[i], total: totals[i], groups: i < groups.count ? groups[i] : [:], state: state, at: now)
+        }
+    }
+
+    /// The evidence tallies (by incident key) of the rules and groups that would page if the state stays as it is now.
+    private func evidenceLikelyNeeded(store: StateStore, counts: RunCounts, now: Int64) -> [String: EvidenceTally] {
         guard var peek = try? store.read() else { return [:] }
         var tallies: [String: EvidenceTally] = [:]
         for (i, rule) in rules.rules.enumerated() {
-            var needed = false
-            _ = IncidentTracker.advance(&peek, rule: rule, detection: detections[i], evidence: {
-                needed = true
-                return AlertEvidence(rule: rule, detection: detections[i], tally: EvidenceTally(), traceDirectory: options.traceDirectory)
-            }, at: now)
-            if needed { tallies[rule.name] = evidence(for: rule, at: now) }
+            for e in counts.evaluations(rule, i, state: peek, at: now) {
+                var needed = false
+                _ = IncidentTracker.advance(&peek, rule: rule, detection: e.detection, subject: e.subject, evidence: {
+                    needed = true
+                    return AlertEvidence(rule: rule, detection: e.detection, tally: EvidenceTally(), traceDirectory: options.traceDirectory)
+                }, at: now)
+                if needed { tallies[e.subject.stateKey(rule: rule.name)] = evidence(for: rule, group: e.subject.group, at: now) }
+            }
         }
         return tallies
     }
 
-    /// Advances every rule's incident; returns the deliveries its notifications need.
-    private func evaluate(_ state: inout AlertState, detections: [Detection], now: Int64, tallies: [String: EvidenceTally] = [:],
+    /// Advances every rule's incidents (a grouped rule's: each group's and its summary's); returns
+    /// the deliveries their notifications need.
+    private func evaluate(_ state: inout AlertState, counts: RunCounts, now: Int64, tallies: [String: EvidenceTally] = [:],
                           outcome: inout Outcome) -> [Delivery] {
         let stamp = options.now.rfc3339
         var due: [Delivery] = []
         for (i, rule) in rules.rules.enumerated() {
-            let detection = detections[i]
-            let (transition, notification) = IncidentTracker.advance(
-                &state, rule: rule, detection: detection,
-                evidence: {
-                    AlertEvidence(rule: rule, detection: detection, tally: tallies[rule.name] ?? evidence(for: rule, at: now), traceDirectory: options.traceDirectory)
-                }, at: now)
-            outcome.transitions[rule.name] = transition
-            let incident = state.incidents[rule.name]?.id ?? state.closed.last?.id ?? "-"
-            switch transition {
-            case .triggered, .repeated, .resolved:
-                outcome.lines.append("\(stamp) \(rule.name) \(transition.rawValue.uppercased()) \(incident): \(notification?.summary ?? "closed without paging (it was muted)")")
-            case .muted:
-                let mute = state.activeMute(for: rule.name, at: now)
-                outcome.lines.append("\(stamp) \(rule.name) MUTED \(incident) until \(TraceTimestamp(millisecondsSince1970: mute?.until ?? now).rfc3339): \(detection.headline.map(Self.describe) ?? "")")
-            case .firing, .recovering, .quiet:
-                if options.verbose {
-                    outcome.lines.append("\(stamp) \(rule.name) \(transition.rawValue): \(detection.headline.map(Self.describe) ?? "no traffic")")
+            for e in counts.evaluations(rule, i, state: state, at: now) {
+                let detection = e.detection, subject = e.subject
+                let key = subject.stateKey(rule: rule.name)
+                let (transition, notification) = IncidentTracker.advance(
+                    &state, rule: rule, detection: detection, subject: subject,
+                    evidence: {
+                        AlertEvidence(rule: rule, detection: detection, tally: tallies[key] ?? evidence(for: rule, group: subject.group, at: now),
+                                      traceDirectory: options.traceDirectory, subject: subject)
+                    }, at: now)
+                if subject.group == nil { outcome.transitions[rule.name] = transition } else if transition != .quiet { outcome.transitions[key] = transition }
+                let incident = state.incidents[key]?.id ?? state.closed.last?.id ?? "-"
+                let name = subject.group.map { "\(rule.name) \(AlertEvidence.cut($0.label, 200))" } ?? rule.name
+                switch transition {
+                case .triggered, .repeated, .resolved:
+                    outcome.lines.append("\(stamp) \(rule.name) \(transition.rawValue.uppercased()) \(incident): \(notification?.summary ?? "closed without paging (it was muted, or covered by its rule's summary page)")")
+                case .muted:
+                    let mute = state.activeMute(for: rule.name, group: subject.group, at: now)
+                    outcome.lines.append("\(stamp) \(name) MUTED \(incident) until \(TraceTimestamp(millisecondsSince1970: mute?.until ?? now).rfc3339): \(detection.headline.map(Self.describe) ?? "")")
+                case .firing, .recovering, .quiet, .folded:
+                    if options.verbose, subject.group == nil || transition != .quiet {
+                        outcome.lines.append("\(stamp) \(name) \(transition.rawValue): \(detection.headline.map(Self.describe) ?? "no traffic")")
+                    }
                 }
-            }
-            if let notification {
-                for name in rule.notify {
-                    guard let notifier = rules.notifiers[name] else { continue }
-                    if notification.action == .resolve, !notifier.sendResolved { continue }
-                    due.append(Delivery(notifier: notifier, notification: notification))
+                if let notification {
+                    for name in rule.notify {
+                        guard let notifier = rules.notifiers[name] else { continue }
+                        if notification.action == .resolve, !notifier.sendResolved { continue }
+                        due.append(Delivery(notifier: notifier, notification: notification))
+                    }
+                } else if let open = state.incidents[key], open.lastTriggered != nil {
+                    due += alertmanagerRefreshes(of: open, rule: rule, at: now)
                 }
-            } else if let open = state.incidents[rule.name], open.lastTriggered != nil {
-                due += alertmanagerRefreshes(of: open, rule: rule, at: now)
             }
         }
         return due
@@ -331,11 +360,12 @@ public struct AlertRunner: Sendable {
         let targets = rule.notify.compactMap { rules.notifiers[$0] }.filter { $0.kind == .alertmanager }
         guard !targets.isEmpty else { return [] }
         let since = TraceTimestamp(millisecondsSince1970: incident.started - rule.evidenceWindow.milliseconds)
-        let refresh = AlertNotification(
+        var refresh = AlertNotification(
             action: .trigger, rule: rule.name, incidentID: incident.id, severity: rule.severity,
             summary: incident.summary ?? "\(rule.name) firing", timestamp: .init(millisecondsSince1970: now), isRepeat: true,
             scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started),
             reportCommand: "apitrace report --since \(since.rfc3339) \(AlertEvidence.shellQuoted(options.traceDirectory))")
+        refresh.group = incident.group
         return targets.map { Delivery(notifier: $0, notification: refresh, isRefresh: true) }
     }
 

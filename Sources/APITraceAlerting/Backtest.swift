@@ -36,6 +36,8 @@ public struct Backtest: Sendable {
         public var transition: IncidentTracker.Transition
         /// The notification's summary.
         public var summary: String
+        /// For a grouped rule, the group (nil: the rule as a whole, or its summary page).
+        public var group: AlertGroup?
 
         /// One printable line.
         public var line: String { "\(at.rfc3339) \(transition == .resolved ? "RESOLVE" : transition == .repeated ? "REPEAT " : "PAGE   ") \(summary)" }
@@ -53,6 +55,8 @@ public struct Backtest: Sendable {
         public var filesOpened = 0
         /// Reading problems.
         public var warnings: [TraceReadWarning] = []
+        /// Grouped rules whose groups went past `max_groups`, one sentence each.
+        public var groupNotes: [String] = []
 
         /// What one rule did over the backtest.
         public struct RuleTally: Sendable, Equatable {
@@ -64,12 +68,36 @@ public struct Backtest: Sendable {
             public var firingEvaluations = 0
         }
 
-        /// The tally of the rule named `rule`.
+        /// The tally of the rule named `rule` (all its groups and summary pages).
         public func tally(rule: String) -> RuleTally {
+            tally(events.filter { $0.rule == rule }, firing: firingEvaluations[rule] ?? 0)
+        }
+
+        /// The groups of `rule` that had incidents, by label.
+        public func groups(rule: String) -> [AlertGroup] {
+            Array(Set(events.filter { $0.rule == rule }.compactMap(\.group))).sorted { $0.label < $1.label }
+        }
+
+        /// One printable line per group of a grouped rule that had incidents, and one for its
+        /// summary pages: `api-errors route=/profile: 1 incident, 1 page`.
+        public func groupLines(rule: String) -> [String] {
             let mine = events.filter { $0.rule == rule }
+            guard mine.contains(where: { $0.group != nil }) || firingEvaluations["\(rule) (summary)"] != nil else { return [] }
+            var lines = groups(rule: rule).map { g in
+                let t = tally(mine.filter { $0.group == g }, firing: firingEvaluations["\(rule)[\(g.label)]"] ?? 0)
+                return "  \(rule) \(AlertEvidence.cut(g.label, 200)): \(Self.plural(t.incidents, "incident")), \(Self.plural(t.pages, "page")), firing in \(t.firingEvaluations) evaluations"
+            }
+            let summary = tally(mine.filter { $0.group == nil }, firing: firingEvaluations["\(rule) (summary)"] ?? 0)
+            lines.append("  \(rule) summary of many groups firing together: \(Self.plural(summary.incidents, "incident")), \(Self.plural(summary.pages, "page"))")
+            return lines
+        }
+
+        private static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
+        private func tally(_ mine: [Event], firing: Int) -> RuleTally {
             return RuleTally(
                 incidents: mine.filter { $0.transition == .triggered }.count, pages: mine.filter { $0.transition != .resolved }.count,
-                firingEvaluations: firingEvaluations[rule] ?? 0)
+                firingEvaluations: firing)
         }
 
         /// One printable line of a rule's tally: `api-errors: 1 incident, 1 page, firing in 10 of 101 evaluations (7 files read)`.
@@ -103,6 +131,7 @@ public struct Backtest: Sendable {
         var result = Result(warnings: found.warnings)
         var warned = Set(found.warnings.map(\.description))
         var opened = Set<String>()
+        var overflowed = Set<String>()
         var state = AlertState()
         // New-failure rules read their baseline at each step: finished files are summarized once.
         let groupCache = FileCountCache()
@@ -139,13 +168,16 @@ public struct Backtest: Sendable {
             opened.formUnion(TraceFileSelection.plan(found.files, overlapping: ranges).map(\.path))
             let counted = counter.count(files: found.files)
             for warning in counted.warnings where warned.insert(warning.description).inserted { result.warnings.append(warning) }
+            for (i, rule) in rules.rules.enumerated() where counted.groupsOverflowed[i] && overflowed.insert(rule.name).inserted {
+                result.groupNotes.append("rule \(rule.name) saw more than max_groups \(rule.maxGroups) groups; the rest were counted and evaluated together as \(AlertGroup.otherLabel)")
+            }
             let instants = Int((passLast - t) / stepMs) + 1
             let span = (ranges.map(\.lowerBound).min() ?? t)..<(ranges.map(\.upperBound).max() ?? t)
             let quiet = counted.counts.allSatisfy { let totals = $0.totals(in: span); return totals.requests == 0 && totals.failures == 0 }
             if quiet && state.incidents.isEmpty && !readsFilesItself {
                 result.evaluations += instants
             } else {
-                replay(from: t, to: passLast, step: stepMs, counts: counted.counts, paths: paths, state: &state, cache: groupCache, into: &result)
+                replay(from: t, to: passLast, step: stepMs, counts: counted.counts, groups: counted.groups, paths: paths, state: &state, cache: groupCache, into: &result)
             }
             t = passLast + stepMs
         }
@@ -167,7 +199,7 @@ public struct Backtest: Sendable {
 
     /// Evaluates the rules at every step from `first` to `last` over one pass's counts.
     private func replay(
-        from first: Int64, to last: Int64, step stepMs: Int64, counts: [FailureCounts], paths: [String],
+        from first: Int64, to last: Int64, step stepMs: Int64, counts: [FailureCounts], groups: [[AlertGroup: FailureCounts]], paths: [String],
         state: inout AlertState, cache: FileCountCache, into result: inout Result
     ) {
         var t = first
@@ -175,12 +207,18 @@ public struct Backtest: Sendable {
             result.evaluations += 1
             for (i, rule) in rules.rules.enumerated() {
                 let (detection, _) = NewFailureDetector.evaluate(rule, RuleDetector.evaluate(rule, counts: counts[i], at: t), paths: paths, at: t, cache: cache)
-                if detection.firing { result.firingEvaluations[rule.name, default: 0] += 1 }
-                let (transition, notification) = IncidentTracker.advance(
-                    &state, rule: rule, detection: detection,
-                    evidence: { AlertEvidence(rule: rule, detection: detection, tally: EvidenceTally(), traceDirectory: paths.first ?? ".") }, at: t)
-                if let notification, [.triggered, .repeated, .resolved].contains(transition) {
-                    result.events.append(Event(at: .init(millisecondsSince1970: t), rule: rule.name, transition: transition, summary: notification.summary))
+                let evaluations = GroupedDetection.evaluate(rule, detection: detection, total: counts[i], groups: i < groups.count ? groups[i] : [:], state: state, at: t)
+                if evaluations.contains(where: \.detection.firing) { result.firingEvaluations[rule.name, default: 0] += 1 }
+                for e in evaluations {
+                    let key = e.subject.group == nil ? (rule.groupBy.isEmpty ? rule.name : "\(rule.name) (summary)") : e.subject.stateKey(rule: rule.name)
+                    if !rule.groupBy.isEmpty, e.detection.firing { result.firingEvaluations[key, default: 0] += 1 }
+                    let (transition, notification) = IncidentTracker.advance(
+                        &state, rule: rule, detection: e.detection, subject: e.subject,
+                        evidence: { AlertEvidence(rule: rule, detection: e.detection, tally: EvidenceTally(), traceDirectory: paths.first ?? ".", subject: e.subject) }, at: t)
+                    if let notification, [.triggered, .repeated, .resolved].contains(transition) {
+                        result.events.append(Event(
+                            at: .init(millisecondsSince1970: t), rule: rule.name, transition: transition, summary: notification.summary, group: e.subject.group))
+                    }
                 }
             }
             t += stepMs

@@ -100,7 +100,7 @@ struct HARStreamTests {
             TraceFileHeader(producer: "p\(i)", started: t).encode(to: &out)
             out.bytes.append(0x0A)
             for line in lines { out.bytes += Array(line.utf8); out.bytes.append(0x0A) }
-            let path = dir.file(TraceFileName(started: t.adding(milliseconds: Int64(i) * 60_000), producer: "0000000\(i)", sequence: 1).fileName)
+            let path = dir.file(TraceFileIdentity(started: t.adding(milliseconds: Int64(i) * 60_000), producer: "0000000\(i)", sequence: 1).fileName)
             try Data(try GzipDeflater.compress(out.bytes)).write(to: URL(fileURLWithPath: path))
             paths.append(path)
         }

@@ -47,23 +47,38 @@ public final class FileCountCache: Sendable {
         state = Locked(State())
     }
 
-    /// The cached counts of `file` for rule signatures, when the file is unchanged.
-    func runs(for file: String, status: FileStatus, signatures: [String]) -> [BucketRun]? {
+    /// The cached counts of `file` for rule signatures, when the file is unchanged: per rule its
+    /// run and, for a grouped rule (`grouped`), its runs by group counting key.
+    func runs(for file: String, status: FileStatus, signatures: [String], grouped: [Bool]) -> (runs: [BucketRun], groups: [[String: BucketRun]])? {
         state.withLock { state in
             guard let entry = state.entries[file], entry.status == status else { return nil }
-            var result: [BucketRun] = []
-            for signature in signatures {
+            var result: [BucketRun] = [], groups: [[String: BucketRun]] = []
+            for (signature, isGrouped) in zip(signatures, grouped) {
                 guard let run = entry.runs[signature] else { return nil }
                 result.append(run)
+                var byGroup: [String: BucketRun] = [:]
+                if isGrouped {
+                    let prefix = signature + Self.groupSeparator
+                    for (key, run) in entry.runs where key.hasPrefix(prefix) { byGroup[String(key.dropFirst(prefix.count))] = run }
+                }
+                groups.append(byGroup)
             }
             state.used.insert(file)
-            return result
+            return (result, groups)
         }
     }
 
-    func store(_ runs: [BucketRun], for file: String, status: FileStatus, signatures: [String]) {
+    /// Between a grouped rule's signature and a group's counting key in an entry's run names.
+    static let groupSeparator = "\u{2}group\u{2}"
+
+    func store(_ runs: [BucketRun], groups: [[String: BucketRun]], for file: String, status: FileStatus, signatures: [String]) {
         update(file, status: status) { entry in
-            for (signature, run) in zip(signatures, runs) { entry.runs[signature] = run }
+            for (i, (signature, run)) in zip(signatures, runs).enumerated() {
+                entry.runs[signature] = run
+                let prefix = signature + Self.groupSeparator
+                entry.runs = entry.runs.filter { !$0.key.hasPrefix(prefix) }
+                for (key, run) in i < groups.count ? groups[i] : [:] { entry.runs[prefix + key] = run }
+            }
         }
     }
 

@@ -51,6 +51,8 @@ public struct WindowedFailureCounter: Sendable {
                     "\(bucketMilliseconds)"]
             // Appended only when set, so the entries of request rules stay valid.
             if f.webSocketCloses { parts.append("websocket-closes") }
+            // A grouped rule's entry also holds its groups' runs, counted under its cap.
+            if !r.groupBy.isEmpty { parts.append("group_by " + r.groupBy.map(\.rawValue).joined(separator: ",") + " max \(r.maxGroups)") }
             return parts.joined(separator: "\u{1}")
         }
     }
@@ -61,6 +63,12 @@ public struct WindowedFailureCounter: Sendable {
         public var counts: [FailureCounts]
         /// Per rule: evidence over its evidence range.
         public var evidence: [EvidenceTally]
+        /// Per rule: a grouped rule's counts by group (empty for other rules), at most its
+        /// `max_groups` groups plus the `(other)` group holding the rest.
+        public var groups: [[AlertGroup: FailureCounts]] = []
+        /// Per rule: true when a grouped rule's traffic held more groups than its `max_groups`
+        /// (the rest are counted in the `(other)` group).
+        public var groupsOverflowed: [Bool] = []
         /// Trace files found under the paths.
         public var filesFound = 0
         /// Trace files opened (the rest were skipped by name or taken from the cache).
@@ -86,7 +94,7 @@ public struct WindowedFailureCounter: Sendable {
         let selected = TraceFileSelection.plan(files, overlapping: ranges)
         let plan = ScanPlan(counter: self)
         let spans = Dictionary(selected.map { ($0.path, $0.isCacheable ? $0.finishedSpan : nil) }) { a, _ in a }
-        let cache = self.cache, signatures = self.signatures, rules = self.rules
+        let cache = self.cache, signatures = self.signatures, rules = self.rules, grouped = rules.map { !$0.groupBy.isEmpty }
         let perFile = ParallelTraceReader.map(selected.map(\.path)) { reader in
             // Only finished files of a plausible span are cached (TraceFileSelection.SelectedFile.isCacheable);
             // the rest are counted over this run's ranges: memory follows the rules' windows, not file names.
@@ -94,23 +102,27 @@ public struct WindowedFailureCounter: Sendable {
                   let status = FileStatus(path: reader.path) else {
                 return plan.scan(reader)
             }
-            if let runs = cache.runs(for: reader.path, status: status, signatures: signatures) {
-                return ScanPlan.FileCounts(runs: runs, evidence: Array(repeating: EvidenceTally(), count: rules.count), lines: 0, fromCache: true)
+            if let (runs, groups) = cache.runs(for: reader.path, status: status, signatures: signatures, grouped: grouped) {
+                return ScanPlan.FileCounts(
+                    runs: runs, groups: groups, overflowed: rules.indices.map { groups[$0][AlertGroup.otherCountingKey] != nil },
+                    evidence: Array(repeating: EvidenceTally(), count: rules.count), lines: 0, fromCache: true)
             }
             // Count the whole file (not just this run's ranges) so the entry serves every later run.
             let whole = ScanPlan(counter: WindowedFailureCounter(rules: rules, ranges: [span], bucketMilliseconds: bucketMilliseconds))
             let counts = whole.scan(reader)
-            if counts.warnings.isEmpty { cache.store(counts.runs, for: reader.path, status: status, signatures: signatures) }
+            if counts.warnings.isEmpty { cache.store(counts.runs, groups: counts.groups, for: reader.path, status: status, signatures: signatures) }
             return counts
         }
         var runs = [BucketRun](repeating: BucketRun(), count: rules.count)
         var evidence = [EvidenceTally](repeating: EvidenceTally(), count: rules.count)
+        var groups = GroupMerge(rules: rules)
         var result = Result(counts: [], evidence: [], filesFound: files.count)
         for file in perFile {
             for r in rules.indices {
                 runs[r].merge(file.runs[r])
                 evidence[r].merge(file.evidence[r])
             }
+            groups.merge(file)
             result.linesScanned += file.lines
             if file.fromCache { result.filesFromCache += 1 } else { result.filesOpened += 1 }
             result.warnings.append(contentsOf: file.warnings)
@@ -118,6 +130,8 @@ public struct WindowedFailureCounter: Sendable {
         cache?.save()
         result.counts = runs.map { FailureCounts(bucketMilliseconds: bucketMilliseconds, firstBucket: $0.first, requests: $0.requests, failures: $0.failures) }
         result.evidence = evidence
+        result.groups = groups.counts(bucketMilliseconds: bucketMilliseconds)
+        result.groupsOverflowed = groups.overflowed
         return result
     }
 }

@@ -24,6 +24,8 @@ extension AlertEvidence {
         let n = limits.stringLength
         e.rule = Self.cut(rule, n)
         e.scope = Self.cut(scope, n)
+        e.subject = subject.map { Self.cut($0, n) }
+        e.group = group.map { Self.cut($0, n) }
         e.detection = Self.cut(detection, n)
         e.reportCommand = Self.cut(reportCommand, max(n, 200))
         e.topFailingRoutes = topFailingRoutes.prefix(limits.listLength).map { r in

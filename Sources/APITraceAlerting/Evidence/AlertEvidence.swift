@@ -12,6 +12,11 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
     public var rule: String
     /// The traffic it watches (`all`, `route=/apps/{id}`...).
     public var scope: String
+    /// For a grouped rule, what the page names first: the group and the rule
+    /// (`/profile (api-errors)`), or the rule's summary of many groups firing together.
+    public var subject: String?
+    /// For a group's page, the group (`route=/profile`); its numbers are the group's alone.
+    public var group: String?
     /// The detection that fired, e.g. `burn rate 1h/5m > 14.4`.
     public var detection: String
     /// The headline window's length, e.g. `5m`.
@@ -120,9 +125,14 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
     }
 
     /// Builds the evidence of a detection.
-    public init(rule: AlertRule, detection: Detection, tally: EvidenceTally, traceDirectory: String, limit: Int = 5) {
+    public init(
+        rule: AlertRule, detection: Detection, tally: EvidenceTally, traceDirectory: String, limit: Int = 5,
+        subject: IncidentTracker.Subject = .init()
+    ) {
         let headline = detection.headline
         self.rule = rule.name
+        self.subject = subject.name
+        group = subject.group?.label
         scope = rule.scope.description
         self.detection = headline?.detection ?? "none"
         window = headline?.window.description ?? "-"

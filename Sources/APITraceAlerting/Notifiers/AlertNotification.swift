@@ -26,6 +26,8 @@ public struct AlertNotification: Sendable, Equatable, Codable {
     public var incidentStarted: String?
     /// The command showing the full report, when there is no evidence to carry it (Alertmanager re-sends).
     public var reportCommand: String?
+    /// The group of a grouped rule the incident is for (its keys become Alertmanager labels).
+    public var group: AlertGroup?
 
     /// What happened to the incident.
     public enum Action: String, Sendable, Equatable, Codable {
@@ -64,7 +66,7 @@ public struct AlertNotification: Sendable, Equatable, Codable {
             if failures.count > 1 { text += "; and \(failures.count - 1) more" }
             return text
         }
-        var text = "\(e.rule): \(RuleDetector.percent(e.failureRatio)) of requests failing over \(e.window)"
+        var text = "\(e.subject ?? e.rule): \(RuleDetector.percent(e.failureRatio)) of requests failing over \(e.window)"
         text += " (\(Int(e.failures))/\(Int(e.requests))"
         if let burn = e.burnRate, let threshold = e.burnRateThreshold, let slo = e.slo {
             text += ", burn rate \(RuleDetector.format(burn))x > \(RuleDetector.format(threshold))x of SLO \(RuleDetector.format(slo * 100))%"

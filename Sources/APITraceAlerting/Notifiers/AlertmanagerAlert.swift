@@ -31,6 +31,13 @@ public struct AlertmanagerAlert: Sendable, Equatable, Encodable {
             "alertname": n.rule, "rule": n.rule, "severity": n.severity.rawValue,
             "scope": AlertEvidence.cut(n.scope ?? n.evidence?.scope ?? "all", 256),
         ]
+        // A group's keys are labels of their own (the collector's names: `url_template`...), so
+        // Alertmanager routes and silences groups as it does Prometheus's alerts.
+        if let group = n.group, !group.isOther {
+            for (key, value) in zip(group.keys, group.values) { labels[key.metricLabel] = AlertEvidence.cut(value, 256) }
+        } else if n.group?.isOther == true {
+            labels["apitrace_group"] = AlertGroup.otherLabel
+        }
         annotations = ["summary": AlertEvidence.cut(n.summary, summaryLimit), "incident_id": n.incidentID]
         if let command = n.reportCommand ?? n.evidence?.reportCommand { annotations["report_command"] = AlertEvidence.cut(command, 1024) }
         let at = TraceTimestamp(rfc3339: n.timestamp)?.millisecondsSince1970 ?? wallClock

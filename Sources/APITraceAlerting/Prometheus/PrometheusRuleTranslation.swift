@@ -38,6 +38,10 @@ public struct PrometheusRuleTranslation: Sendable {
                 notes.append("rule \(rule.name): new_failures is not translated (it needs sessions and first-seen versions, which metrics do not carry); keep running it with apitrace alert")
             }
             guard rule.slo != nil || rule.spike != nil else { continue }
+            if !rule.groupBy.isEmpty {
+                // Prometheus has one series per label value; the exporter caps route templates itself.
+                notes.append("rule \(rule.name): group_by becomes `sum by (\(rule.groupBy.map(\.metricLabel).joined(separator: ", ")))`, one alert per group; max_groups and max_group_pages are apitrace alert's (route Alertmanager with group_by: [alertname] to get one notification for many groups)")
+            }
             var group = RuleGroup(rule: rule)
             yaml += group.render()
             notes += group.notes
@@ -104,6 +108,10 @@ private struct RuleGroup {
     private var summary: String {
         var text = rule.failure.webSocketCloses ? "\(rule.name): abnormal WebSocket closes"
             : rule.latencyMs.map { "\(rule.name): requests slower than \(number($0)) ms" } ?? "\(rule.name): failed requests"
+        if !rule.groupBy.isEmpty {
+            // The group first, as `apitrace alert`'s pages name it.
+            text = rule.groupBy.map { "{{ $labels.\($0.metricLabel) }}" }.joined(separator: " ") + " (\(text))"
+        }
         text += " (scope \(rule.scope))"
         if let slo = rule.slo { text += " burn the \(number(slo * 100))% objective's budget too fast" }
         if rule.spike != nil { text += rule.slo == nil ? " spike above their baseline" : ", or spike above their baseline" }
@@ -192,18 +200,30 @@ private struct RuleGroup {
             m.append(route.hasSuffix("*") ? PromQLSelector.matching(Names.route, PromQLSelector.globRegex(route)) : PromQLSelector.equal(Names.route, route))
         }
         if abnormal { m.append(PromQLSelector.equal("abnormal", "true")) }
-        return PromQLSelector(Names.webSocketEvents, m).increase(window, offset: offset)
+        if rule.groupBy.contains(where: { $0 != .route }) {
+            note("the WebSocket counter carries no host nor app_version: grouped by those, all closes fall in one group")
+        }
+        return sum([PromQLSelector(Names.webSocketEvents, m)], window: window, offset: offset)
     }
 
     /// The requests in the ratio: every request with a status, transport failures, included errors.
     private mutating func requestsExpression(window: String, offset: String?) -> String {
         if rule.failure.webSocketCloses { return webSocketCloses(abnormal: false, window: window, offset: offset) }
         if rule.latencyMs != nil {
-            return PromQLSelector(Names.duration + "_count", scopeMatchers).increase(window, offset: offset)
+            return sum([PromQLSelector(Names.duration + "_count", scopeMatchers)], window: window, offset: offset)
         }
         var terms = [PromQLSelector(Names.requests, scopeMatchers + [PromQLSelector.notMatching(Names.status, "")]), transportSelector]
         if let includedSelector { terms.append(includedSelector) }
-        return terms.map { $0.increase(window, offset: offset) }.joined(separator: " + ")
+        return sum(terms, window: window, offset: offset)
+    }
+
+    /// The sum of the selectors' increases. For a rule with `group_by`, one series per group:
+    /// `sum by (url_template) (increase(a[5m]) or increase(b[5m]))` (the selectors pick disjoint
+    /// series, so `or` adds them without losing a group that lacks one of them).
+    private func sum(_ terms: [PromQLSelector], window: String, offset: String?) -> String {
+        guard !rule.groupBy.isEmpty else { return terms.map { $0.increase(window, offset: offset) }.joined(separator: " + ") }
+        let off = offset.map { " offset \($0)" } ?? ""
+        return "sum by (\(rule.groupBy.map(\.metricLabel).joined(separator: ", "))) (" + terms.map { "increase(\($0.text)[\(window)]\(off))" }.joined(separator: " or ") + ")"
     }
 
     /// The bad events: statuses of the failure definition, transport failures (unless turned
@@ -216,7 +236,7 @@ private struct RuleGroup {
             let bound = Names.durationBuckets.last { $0 <= seconds + 1e-12 }
             guard let bound else {
                 note("latency_ms \(number(latency)) is below the smallest histogram bucket (\(number(Names.durationBuckets[0] * 1000)) ms); every request counts as slow")
-                return PromQLSelector(Names.duration + "_count", scopeMatchers).increase(window, offset: offset)
+                return sum([PromQLSelector(Names.duration + "_count", scopeMatchers)], window: window, offset: offset)
             }
             if abs(bound - seconds) > 1e-12 {
                 note("latency_ms \(number(latency)) is not a histogram bucket bound; requests slower than \(number(bound * 1000)) ms count as slow, which pages earlier than apitrace alert")
@@ -224,8 +244,8 @@ private struct RuleGroup {
             // `le` as Swift writes it (`1.0`) and as Prometheus 3 normalizes it (`1`).
             let spellings = String(bound) == number(bound) ? [String(bound)] : [String(bound), number(bound)]
             let le = PromQLSelector.matching("le", spellings.map(PromQLSelector.literalRegex).joined(separator: "|"))
-            let fast = PromQLSelector(Names.duration + "_bucket", scopeMatchers + [le]).increase(window, offset: offset)
-            return "\(PromQLSelector(Names.duration + "_count", scopeMatchers).increase(window, offset: offset)) - \(fast)"
+            let fast = sum([PromQLSelector(Names.duration + "_bucket", scopeMatchers + [le])], window: window, offset: offset)
+            return "\(sum([PromQLSelector(Names.duration + "_count", scopeMatchers)], window: window, offset: offset)) - \(fast)"
         }
         var terms: [PromQLSelector] = []
         if !rule.failure.statuses.isEmpty {
@@ -234,8 +254,9 @@ private struct RuleGroup {
         if rule.failure.transport { terms.append(transportSelector) }
         if let includedSelector { terms.append(includedSelector) }
         if rule.failure.decodeFailures {
-            if rule.scope.host != nil {
-                note("decode failures carry no host, so with a host scope they never count (as in apitrace alert)")
+            if rule.scope.host != nil || rule.groupBy.contains(.host) {
+                note(rule.scope.host != nil ? "decode failures carry no host, so with a host scope they never count (as in apitrace alert)"
+                    : "decode failures carry no host, so grouped by host they are left out here (apitrace alert counts them in the group host=-)")
             } else {
                 var m: [String] = []
                 if let route = rule.scope.route {
@@ -245,8 +266,8 @@ private struct RuleGroup {
                 terms.append(PromQLSelector(Names.decodeFailures, m))
             }
         }
-        if terms.isEmpty { return "vector(0)" }
-        return terms.map { $0.increase(window, offset: offset) }.joined(separator: " + ")
+        if terms.isEmpty { return rule.groupBy.isEmpty ? "vector(0)" : "0 * (\(requestsExpression(window: window, offset: offset)))" }
+        return sum(terms, window: window, offset: offset)
     }
 
     private mutating func note(_ text: String) {

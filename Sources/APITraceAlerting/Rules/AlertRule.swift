@@ -43,6 +43,17 @@ public struct AlertRule: Sendable, Equatable {
     public var evidenceWindow: AlertDuration
     /// Line of the rule in the rules file, for messages.
     public var line: Int?
+    /// The keys the rule fans out over (`group_by`): each group is evaluated and paged on its own;
+    /// empty for a rule over its whole scope.
+    public var groupBy: [AlertGroup.Key] = []
+    /// Most groups of a grouped rule with counts of their own; the rest are counted together as
+    /// the `(other)` group (``AlertGroup/isOther``) and reported. Default 100.
+    public var maxGroups = 100
+    /// Most groups of a grouped rule that page on their own at once: when more fire together, one
+    /// rule-level summary page covers them all until they are quiet. Default 3.
+    public var maxGroupPages = 3
+    /// For evidence: count only the traffic of this group of the rule (nil: all of it).
+    package var onlyGroup: AlertGroup?
 
     /// Creates a rule; every detail but the name has the documented default.
     public init(

@@ -45,6 +45,7 @@ extension AlertRules {
         let f = try node.members(allowed: [
             "name", "scope", "failure", "slo", "burn_rate", "spike", "min_requests", "confidence", "severity",
             "notify", "repeat_interval", "resolve_after", "evidence_window", "recent_window", "latency_ms", "new_failures",
+            "group_by", "max_groups", "max_group_pages",
         ])
         guard let nameNode = f["name"] else { throw node.error("a rule needs a `name`") }
         let name = try nameNode.string()
@@ -107,7 +108,37 @@ extension AlertRules {
             rule.evidenceWindow = AlertRule(name: name, slo: rule.slo, burnRateWindows: rule.burnRateWindows, spike: rule.spike, newFailures: rule.newFailures).evidenceWindow
         }
         guard rule.recentWindow.milliseconds > 0 else { throw node.error("recent_window must be above 0") }
+        try parseGroups(f, into: &rule)
         return rule
+    }
+
+    /// `group_by` (a key or a list of keys), `max_groups`, `max_group_pages`.
+    private static func parseGroups(_ f: [String: ConfigNode], into rule: inout AlertRule) throws(AlertConfigError) {
+        if let n = f["group_by"] {
+            let items = n.node.scalar != nil ? [n] : try n.sequence()
+            for item in items {
+                let text = try item.string()
+                guard let key = AlertGroup.Key(rawValue: text) else {
+                    throw item.error("rule \(rule.name) cannot group by \(text); group keys are route, host and app_version")
+                }
+                guard !rule.groupBy.contains(key) else { throw item.error("rule \(rule.name) groups by \(text) twice") }
+                rule.groupBy.append(key)
+            }
+            // One order everywhere (counting keys, labels, state): route, host, app version.
+            rule.groupBy.sort { AlertGroup.Key.allCases.firstIndex(of: $0)! < AlertGroup.Key.allCases.firstIndex(of: $1)! }
+            if rule.groupBy.isEmpty { throw n.error("give at least one group key (route, host, app_version), or leave group_by out") }
+            if rule.newFailures != nil {
+                throw n.error("rule \(rule.name): group_by does not combine with new_failures (new failures are already found per failure group); use two rules")
+            }
+        }
+        // 1,000 groups of a 6 h rule hold about 35 MB of buckets; more is a sign of an id left in a route.
+        for (field, limit) in [("max_groups", 1_000), ("max_group_pages", 1_000)] {
+            guard let n = f[field] else { continue }
+            guard !rule.groupBy.isEmpty else { throw n.error("\(field) needs `group_by` on the rule") }
+            let value = try n.int()
+            guard (1...limit).contains(value) else { throw n.error("must be between 1 and \(limit); found \(value)") }
+            if field == "max_groups" { rule.maxGroups = value } else { rule.maxGroupPages = value }
+        }
     }
 
     private static func parseNewFailures(_ node: ConfigNode) throws(AlertConfigError) -> AlertRule.NewFailureDetection {

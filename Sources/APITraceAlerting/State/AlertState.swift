@@ -22,9 +22,12 @@ public struct AlertState: Sendable, Equatable, Codable {
     /// Creates an empty state.
     public init() {}
 
-    /// The mute that silences `rule` at `now`, if any.
-    public func activeMute(for rule: String, at now: Int64) -> Mute? {
-        mutes.first { $0.until > now && $0.created <= now && ($0.rule == nil || $0.rule == rule) }
+    /// The mute that silences `rule` (and, for a grouped rule, its `group`) at `now`, if any: a
+    /// mute without a group silences every group of its rule, one with a group only that group.
+    public func activeMute(for rule: String, group: AlertGroup? = nil, at now: Int64) -> Mute? {
+        mutes.first {
+            $0.until > now && $0.created <= now && ($0.rule == nil || $0.rule == rule) && ($0.group == nil || $0.group == group?.label)
+        }
     }
 
     /// Drops mutes that ended before `now`.

@@ -26,6 +26,8 @@ public struct Incident: Sendable, Equatable, Codable {
     public var resolved: Int64?
     /// The latest trigger summary.
     public var summary: String?
+    /// The group of a grouped rule this incident is for (nil: the rule as a whole, or its summary).
+    public var group: AlertGroup?
 
     /// Creates an incident starting at `now`.
     public init(rule: String, started: Int64) {
@@ -35,11 +37,28 @@ public struct Incident: Sendable, Equatable, Codable {
         let name = TraceTimestamp(millisecondsSince1970: started).basicISO8601
         self.id = String("apitrace/\(rule)/\(name)".prefix(255))
     }
+
+    /// Creates the incident of one group of a rule: its id (the `dedup_key`) holds the group's label,
+    /// cut to 120 characters and followed by a hash of the whole label, so two groups never share a key.
+    public init(rule: String, group: AlertGroup?, started: Int64) {
+        self.init(rule: rule, started: started)
+        guard let group else { return }
+        self.group = group
+        let label = group.label
+        let name = TraceTimestamp(millisecondsSince1970: started).basicISO8601
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in label.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let tail = "#\(String(hash, radix: 16))/\(name)"
+        // PagerDuty keeps 255 characters of a dedup_key: the label gives way, never the hash or the start.
+        let room = max(0, min(120, 255 - "apitrace/\(rule)/".count - tail.count))
+        let shown = String(label.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init).prefix(room))
+        self.id = String("apitrace/\(rule)/\(shown)".prefix(255 - tail.count)) + tail
+    }
 }
 
 extension Incident {
     private enum CodingKeys: String, CodingKey {
-        case id, rule, started, lastFiring, recoveringSince, lastTriggered, triggers, lastPaged, pages, mutedEvaluations, resolved, summary
+        case id, rule, started, lastFiring, recoveringSince, lastTriggered, triggers, lastPaged, pages, mutedEvaluations, resolved, summary, group
     }
 
     /// Reads an incident, also from state files written before `last_triggered` and `triggers` existed.
@@ -58,5 +77,6 @@ extension Incident {
         mutedEvaluations = try c.decodeIfPresent(Int.self, forKey: .mutedEvaluations) ?? 0
         resolved = try c.decodeIfPresent(Int64.self, forKey: .resolved)
         summary = try c.decodeIfPresent(String.self, forKey: .summary)
+        group = try c.decodeIfPresent(AlertGroup.self, forKey: .group)
     }
 }

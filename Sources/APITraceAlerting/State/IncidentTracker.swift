@@ -23,22 +23,52 @@ public enum IncidentTracker {
         case resolved
         /// Nothing open, nothing firing.
         case quiet
+        /// A group firing while its rule's summary page covers the groups firing together:
+        /// recorded, not paged on its own.
+        case folded
+    }
+
+    /// What an incident is tracked for beyond its rule: one group of a grouped rule, or a grouped
+    /// rule's summary of many groups firing together.
+    public struct Subject: Sendable, Equatable {
+        /// The group (nil: the rule as a whole, or its summary).
+        public var group: AlertGroup?
+        /// What pages name first instead of the rule: `/profile (api-errors)`, or
+        /// `api-errors: 12 groups firing at once (...)`.
+        public var name: String?
+        /// A group firing while its rule's summary page covers it: recorded, not paged (unless it already paged).
+        public var folded: Bool
+
+        /// Creates a subject.
+        public init(group: AlertGroup? = nil, name: String? = nil, folded: Bool = false) {
+            self.group = group
+            self.name = name
+            self.folded = folded
+        }
+
+        /// The key of the incident in the state: the rule's name, or `rule[route=/profile]` for a group.
+        public func stateKey(rule: String) -> String {
+            group.map { "\(rule)[\($0.label)]" } ?? rule
+        }
     }
 
     /// Advances `state` by one evaluation of `rule`; returns the transition and the notification to send, if any.
     public static func advance(
-        _ state: inout AlertState, rule: AlertRule, detection: Detection, evidence: () -> AlertEvidence, at now: Int64
+        _ state: inout AlertState, rule: AlertRule, detection: Detection, subject: Subject = .init(),
+        evidence: () -> AlertEvidence, at now: Int64
     ) -> (Transition, AlertNotification?) {
-        let muted = state.activeMute(for: rule.name, at: now) != nil
+        let key = subject.stateKey(rule: rule.name)
+        let muted = state.activeMute(for: rule.name, group: subject.group, at: now) != nil
         if detection.firing {
-            var incident = state.incidents[rule.name] ?? Incident(rule: rule.name, started: now)
+            var incident = state.incidents[key] ?? Incident(rule: rule.name, group: subject.group, started: now)
             incident.lastFiring = now
             incident.recoveringSince = nil
-            defer { state.incidents[rule.name] = incident }
+            defer { state.incidents[key] = incident }
             if muted {
                 incident.mutedEvaluations += 1
                 return (.muted, nil)
             }
+            if subject.folded, incident.lastTriggered == nil { return (.folded, nil) }
             let isRepeat: Bool
             if let last = incident.lastTriggered {
                 guard now - last >= rule.repeatInterval.milliseconds else { return (.firing, nil) }
@@ -52,29 +82,32 @@ public enum IncidentTracker {
             incident.lastTriggered = now
             incident.triggers += 1
             incident.summary = summary
-            let notification = AlertNotification(
+            var notification = AlertNotification(
                 action: .trigger, rule: rule.name, incidentID: incident.id, severity: rule.severity,
                 summary: summary, timestamp: .init(millisecondsSince1970: now), isRepeat: isRepeat, evidence: e,
                 scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started))
+            notification.group = subject.group
             return (isRepeat ? .repeated : .triggered, notification)
         }
-        guard var incident = state.incidents[rule.name] else { return (.quiet, nil) }
+        guard var incident = state.incidents[key] else { return (.quiet, nil) }
         let since = incident.recoveringSince ?? now
         incident.recoveringSince = since
         guard now - since >= rule.resolveAfter.milliseconds else {
-            state.incidents[rule.name] = incident
+            state.incidents[key] = incident
             return (.recovering, nil)
         }
         incident.resolved = now
-        state.incidents[rule.name] = nil
+        state.incidents[key] = nil
         state.closed.append(incident)
         if state.closed.count > 50 { state.closed.removeFirst(state.closed.count - 50) }
         guard incident.lastTriggered != nil else { return (.resolved, nil) }
         let minutes = max(1, (now - incident.started) / 60_000)
-        let summary = "\(rule.name) resolved: failure ratio back under threshold for \(rule.resolveAfter) (incident lasted \(minutes) min, \(incident.triggers) page\(incident.triggers == 1 ? "" : "s"))"
-        return (.resolved, AlertNotification(
+        let summary = "\(subject.name ?? rule.name) resolved: failure ratio back under threshold for \(rule.resolveAfter) (incident lasted \(minutes) min, \(incident.triggers) page\(incident.triggers == 1 ? "" : "s"))"
+        var resolve = AlertNotification(
             action: .resolve, rule: rule.name, incidentID: incident.id, severity: rule.severity,
             summary: summary, timestamp: .init(millisecondsSince1970: now),
-            scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started)))
+            scope: rule.scope.description, incidentStarted: .init(millisecondsSince1970: incident.started))
+        resolve.group = subject.group
+        return (.resolved, resolve)
     }
 }

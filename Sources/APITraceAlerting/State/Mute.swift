@@ -12,6 +12,8 @@ public struct Mute: Sendable, Equatable, Codable {
     public var createdBy: String?
     /// Why.
     public var comment: String?
+    /// The one group of a grouped rule it silences (``AlertGroup/label``, `route=/profile`); nil: all of them.
+    public var group: String?
 
     /// Creates a mute.
     public init(id: String, rule: String?, created: Int64, until: Int64, createdBy: String?, comment: String?) {

@@ -7,13 +7,14 @@ extension StateStore {
     /// ```swift
     /// let mute = try await StateStore(path: "state.json").mute(rule: "api-errors", for: .hours(2), comment: "deploy")
     /// ```
-    public func mute(rule: String?, for duration: AlertDuration, comment: String?, now: TraceTimestamp = .now(),
+    public func mute(rule: String?, group: AlertGroup? = nil, for duration: AlertDuration, comment: String?, now: TraceTimestamp = .now(),
                      createdBy: String? = ProcessInfo.processInfo.environment["USER"]) async throws -> Mute {
         try await withLock { state in
-            let mute = Mute(
+            var mute = Mute(
                 id: String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16), rule: rule,
                 created: now.millisecondsSince1970, until: now.millisecondsSince1970 + duration.milliseconds,
                 createdBy: createdBy, comment: comment)
+            mute.group = group?.label
             state.pruneMutes(at: now.millisecondsSince1970)
             state.mutes.append(mute)
             return mute
@@ -44,7 +45,7 @@ extension Mute {
     /// One line for `apitrace mute --list`.
     public func line(now: TraceTimestamp) -> String {
         let left = AlertDuration(milliseconds: ((until - now.millisecondsSince1970) / 60_000 + 1) * 60_000)
-        var text = "\(id)  \(rule ?? "(all rules)")  until \(TraceTimestamp(millisecondsSince1970: until).rfc3339) (\(left) left)"
+        var text = "\(id)  \(rule ?? "(all rules)")\(group.map { " group \($0)" } ?? "")  until \(TraceTimestamp(millisecondsSince1970: until).rfc3339) (\(left) left)"
         if let createdBy { text += "  by \(createdBy)" }
         if let comment { text += "  \"\(comment)\"" }
         return text

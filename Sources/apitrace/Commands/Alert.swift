@@ -98,7 +98,11 @@ extension APITrace {
             guard start <= end else { throw ValidationError("--since must not be after --until") }
             let result = Backtest(rules: loaded, since: start, until: end, step: AlertDuration(milliseconds: step.milliseconds)).run(paths: [directory])
             for event in result.events { print(event.line) }
-            for rule in loaded.rules { print(result.summaryLine(rule: rule.name)) }
+            for rule in loaded.rules {
+                print(result.summaryLine(rule: rule.name))
+                for line in result.groupLines(rule: rule.name) { print(line) }
+            }
+            for note in result.groupNotes { FileHandle.standardError.write(Data("apitrace alert: warning: \(note)\n".utf8)) }
             for warning in result.warnings { FileHandle.standardError.write(Data("apitrace alert: warning: \(warning)\n".utf8)) }
         }
     }

@@ -16,6 +16,9 @@ extension APITrace {
         @Option(help: ArgumentHelp("Mute only this rule (default: every rule).", valueName: "name"))
         var rule: String?
 
+        @Option(help: ArgumentHelp("Mute only this group of a grouped rule (with --rule), as key=value: --group route=/profile; repeat it for a rule grouped by several keys.", valueName: "key=value"))
+        var group: [String] = []
+
         @Option(help: "Why (shown by --list).")
         var comment: String?
 
@@ -33,6 +36,10 @@ extension APITrace {
         func validate() throws {
             if list { return }
             guard let duration else { throw ValidationError("Say how long: --for 2h (or --list to see the mutes).") }
+            if !group.isEmpty {
+                guard rule != nil else { throw ValidationError("--group mutes one group of a rule: give the rule with --rule") }
+                if case .failure(let error) = AlertGroup.parse(group) { throw ValidationError(error.message) }
+            }
             guard let d = AlertDuration(parsing: duration), d.milliseconds > 0 else {
                 throw ValidationError("--for: expected a duration such as 30m, 2h, 1d; found \(duration)")
             }
@@ -49,11 +56,15 @@ extension APITrace {
             }
             if let rules, let rule {
                 let loaded = try AlertRules.load(path: rules)
-                guard loaded.rules.contains(where: { $0.name == rule }) else {
+                guard let found = loaded.rules.first(where: { $0.name == rule }) else {
                     throw ValidationError("\(rules) has no rule named \(rule) (rules: \(loaded.rules.map(\.name).joined(separator: ", ")))")
                 }
+                if case .success(let g) = AlertGroup.parse(group), !group.isEmpty, !g.isOther, Set(g.keys) != Set(found.groupBy) {
+                    throw ValidationError("rule \(rule) groups by \(found.groupBy.isEmpty ? "nothing" : found.groupBy.map(\.rawValue).joined(separator: ", ")); --group must give exactly those keys")
+                }
             }
-            let mute = try await store.mute(rule: rule, for: AlertDuration(parsing: duration!)!, comment: comment, now: now)
+            let parsed = group.isEmpty ? nil : try? AlertGroup.parse(group).get()
+            let mute = try await store.mute(rule: rule, group: parsed, for: AlertDuration(parsing: duration!)!, comment: comment, now: now)
             print("muted \(mute.line(now: now))")
         }
     }

@@ -109,6 +109,33 @@ struct PrometheusRuleEvaluationTests {
         try await expectPromtoolPasses(rules: yaml, test: test)
     }
 
+    @Test("group_by: [route] pages for a route with 2% of the traffic failing completely, one alert for that route; the ungrouped rule stays quiet",
+          .requires(.promtool))
+    func groupedRulePagesTheRoute() async throws {
+        let rules = "rules:\n  - name: api-errors\n    slo: 0.99\n  - name: api-routes\n    slo: 0.99\n    group_by: [route]\n"
+        let yaml = PrometheusRuleTranslation(try AlertRules.parse(rules)).yaml
+        let dir = TemporaryDirectory()
+        try Data(yaml.utf8).write(to: URL(fileURLWithPath: dir.file("r.yaml")))
+        let check = try await Promtool.run(["check", "rules", dir.file("r.yaml")])
+        #expect(check.status == 0, "\(check.output)")
+        // /feed: 1960 successes a minute; /news: 40 a minute (2%), all of them failing from minute 60 on.
+        var test = "    input_series:\n"
+        test += Self.series(route: "/feed", status: "200", outcome: "success", values: "0+490x480")
+        test += Self.series(route: "/news", status: "200", outcome: "success", values: "0+10x240 2400x240")
+        test += Self.series(route: "/news", status: "503", outcome: "server_error", values: "0x239 0+10x240")
+        test += "    alert_rule_test:\n"
+        let summary = try Self.summary(of: "api-routes", in: yaml).replacingOccurrences(of: "{{ $labels.url_template }}", with: "/news")
+        #expect(summary.hasPrefix("'/news (api-routes: failed requests)"))
+        for (time, firing) in [("58m", false), ("66m", true), ("90m", true)] {
+            test += "      - eval_time: \(time)\n        alertname: api-routes\n        exp_alerts:"
+            test += firing
+                ? "\n          - exp_labels: {severity: critical, apitrace_rule: api-routes, rule: api-routes, scope: all, url_template: /news}\n            exp_annotations: {summary: \(summary)}\n"
+                : " []\n"
+            test += try Self.expectation("api-errors", at: time, firing: false, yaml: yaml)
+        }
+        try await expectPromtoolPasses(rules: yaml, test: test)
+    }
+
     func expectPromtoolPasses(rules: String, test: String) async throws {
         let dir = TemporaryDirectory()
         try Data(rules.utf8).write(to: URL(fileURLWithPath: dir.file("rules.yaml")))

@@ -280,7 +280,7 @@ import Testing
             var deliveries = 0
             for device in devices {
                 let files = device.delivered.withLock { $0 }.compactMap { delivered -> (start: Int64, at: Int64)? in
-                    guard let name = TraceFileName(fileName: delivered.0) else { return nil }
+                    guard let name = TraceFileIdentity(fileName: delivered.0) else { return nil }
                     return (name.started.millisecondsSince1970, delivered.1)
                 }.sorted { $0.start < $1.start }
                 deliveries += files.count
