@@ -31,7 +31,7 @@ struct OTLPForwardingTests {
     }
 
     /// Uploads and checks it was stored, answered within `seconds` whatever the receiver does.
-    static func upload(_ server: RunningCollector, _ bytes: [UInt8], within seconds: Double = 10) async throws {
+    static func upload(_ server: RunningCollector, _ bytes: [UInt8], within seconds: Double = 30) async throws {
         let started = Date()
         let answer = try await HTTPClient.upload(server.uploadURL, bytes, token: token)
         #expect(answer.status == 201, "\(answer.text)")

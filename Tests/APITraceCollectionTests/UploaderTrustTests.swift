@@ -73,14 +73,15 @@ struct UploaderTrustTests {
         let source = TemporaryDirectory(), target = TemporaryDirectory()
         let server = try await Self.start(target)
         defer { Task { await server.stop() } }
-        TraceFiles.writeFinished(2, to: source.path)
+        let sent = TraceFiles.writeFinished(2, to: source.path).map { TraceFiles.sha256Hex([UInt8](FileManager.default.contents(atPath: $0)!)) }
         let events = Recorded<TraceUploader.Event>()
         let uploader = Self.uploader(source, server.uploadURL, events: events)
         uploader.start()
         try await waitUntil("two deliveries") { uploader.statistics.delivered == 2 }
         await uploader.stop()
         #expect(source.traceFiles.isEmpty)
-        #expect(TraceFiles.allFiles(under: target.path).count == 2)
+        // Both files are in the store, whole (appended to their producer's file or stored alone).
+        #expect(Set(TraceFiles.stored(under: target.path).keys) == Set(sent))
     }
 
     @Test("a token provider is told which token was refused, and its fresh token delivers the file")

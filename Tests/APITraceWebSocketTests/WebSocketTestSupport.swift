@@ -19,7 +19,7 @@ func makeConnection(
 /// Every event until the sequence ends, and the error it ended with; `stop` may end it early by
 /// returning `true` (the connection is then closed with 1000). Fails the test after `seconds`.
 func collect(
-    _ connection: WebSocketConnection, seconds: Double = 60,
+    _ connection: WebSocketConnection, seconds: Double = 120,
     onEvent: @escaping @Sendable (WebSocketEvent, WebSocketConnection) async -> Bool = { _, _ in false }
 ) async throws -> (events: [WebSocketEvent], error: (any Error)?) {
     try await withThrowingTaskGroup(of: ([WebSocketEvent], (any Error)?)?.self) { group in

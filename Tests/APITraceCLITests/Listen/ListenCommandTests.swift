@@ -11,9 +11,9 @@ func runApitrace(_ arguments: [String], whileRunning: (ChildProcess) async throw
     let child = try ChildProcess(try builtProduct("apitrace").path, arguments)
     try await whileRunning(child)
     do {
-        return try await child.finished(seconds: 30)
+        return try await child.finished(seconds: 90)
     } catch {
-        Issue.record("apitrace did not exit within 30 s")
+        Issue.record("apitrace did not exit within 90 s")
         try await child.kill()
         return try await child.finished()
     }
