@@ -168,26 +168,7 @@ extension TraceStore {
     private func begin(_ relative: String, with body: UnsafeRawBufferPointer, started: Int64, key: String, digest: String, in journal: inout ProducerJournal) throws(UploadRejection) -> Outcome {
         try ensureFolder(of: relative)
         let folder = directory + "/" + relative[..<relative.lastIndex(of: "/")!]
-        let temporary = folder + "/" + Self.temporaryPrefix + UUID().uuidString
-        let fd = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw Self.failure("cannot create a temporary file in \(folder)") }
-        var written = 0
-        while written < body.count {
-            let n = write(fd, body.baseAddress! + written, body.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                let error = Self.failure("cannot write \(temporary)")
-                close(fd); unlink(temporary)
-                throw error
-            }
-            written += n
-        }
-        guard fsync(fd) == 0 else {
-            let error = Self.failure("cannot fsync \(temporary)")
-            close(fd); unlink(temporary)
-            throw error
-        }
-        close(fd)
+        let temporary = try writeAside(body, in: folder, permissions: 0o640)
         do throws(UploadRejection) { try record(["O", relative, String(started), key], in: &journal) } catch {
             unlink(temporary)
             throw error
@@ -229,7 +210,7 @@ extension TraceStore {
         }
     }
 
-    private func ensureFolder(of relative: String) throws(UploadRejection) {
+    func ensureFolder(of relative: String) throws(UploadRejection) {
         let folder = directory + "/" + relative[..<relative.lastIndex(of: "/")!]
         if mkdir(folder, 0o755) == 0 {
             syncDirectory(directory)

@@ -75,11 +75,24 @@ struct TraceStore: Sendable {
         let finalPath = directory + "/" + relative
         let folder = String(finalPath[..<finalPath.lastIndex(of: "/")!])
         if access(finalPath, F_OK) == 0 { return .alreadyStored(relative) }
-        if mkdir(folder, 0o755) == 0 {
-            syncDirectory(directory)
-        } else if errno != EEXIST {
-            throw Self.failure("cannot create \(folder)")
+        try ensureFolder(of: relative)
+        let temporary = try writeAside(body, in: folder, permissions: permissions)
+        // link, unlike rename, refuses to replace: of two concurrent uploads of one file, one stores it.
+        let linked = link(temporary, finalPath)
+        let linkErrno = errno
+        unlink(temporary)
+        if linked != 0 {
+            if linkErrno == EEXIST { return .alreadyStored(relative) }
+            errno = linkErrno
+            throw Self.failure("cannot link \(finalPath)")
         }
+        syncDirectory(folder)
+        return .stored(relative)
+    }
+
+    /// Writes `body` to a new hidden temporary file (`.upload-*`) in `folder` and `fsync`s it; returns
+    /// its path. Nothing is left behind when it fails.
+    func writeAside(_ body: UnsafeRawBufferPointer, in folder: String, permissions: mode_t) throws(UploadRejection) -> String {
         let temporary = folder + "/" + Self.temporaryPrefix + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw Self.failure("cannot create a temporary file in \(folder)") }
@@ -102,17 +115,7 @@ struct TraceStore: Sendable {
             throw error
         }
         close(fd)
-        // link, unlike rename, refuses to replace: of two concurrent uploads of one file, one stores it.
-        let linked = link(temporary, finalPath)
-        let linkErrno = errno
-        unlink(temporary)
-        if linked != 0 {
-            if linkErrno == EEXIST { return .alreadyStored(relative) }
-            errno = linkErrno
-            throw Self.failure("cannot link \(finalPath)")
-        }
-        syncDirectory(folder)
-        return .stored(relative)
+        return temporary
     }
 
     static func failure(_ what: String) -> UploadRejection {
