@@ -60,10 +60,10 @@ struct UploadSegmentTests {
         let uploader = Self.uploader(writer, server.uploadURL)
         uploader.start()
         for event in Self.requests(30, route: "/a") { writer.append(event) }
-        try await waitUntil("the first segment at the collector", seconds: 30) { uploader.statistics.delivered == 1 }
+        try await waitUntil("the first segment at the collector", seconds: 120) { uploader.statistics.delivered == 1 }
         #expect(try await Self.countedRequests(server.baseURL) == ["/a": 30])
         for event in Self.requests(12, route: "/b") { writer.append(event) }
-        try await waitUntil("the second segment at the collector", seconds: 30) { uploader.statistics.delivered == 2 }
+        try await waitUntil("the second segment at the collector", seconds: 120) { uploader.statistics.delivered == 2 }
         #expect(try await Self.countedRequests(server.baseURL) == ["/a": 30, "/b": 12])
         // The writer's own rotation (1 h, 4 MiB) never ran: the segments are the uploader's.
         #expect(writer.statistics.filesStarted == 2)
@@ -80,7 +80,7 @@ struct UploadSegmentTests {
         let uploader = Self.uploader(writer, server.uploadURL, segment: .milliseconds(100))
         uploader.start()
         for event in Self.requests(5, route: "/a") { writer.append(event) }
-        try await waitUntil("one segment", seconds: 30) { uploader.statistics.delivered == 1 }
+        try await waitUntil("one segment", seconds: 120) { uploader.statistics.delivered == 1 }
         try await Task.sleep(for: .seconds(1.5))  // 15 segment ticks with nothing new
         #expect(uploader.statistics.delivered == 1)
         #expect(writer.statistics.filesStarted == 1)
@@ -133,9 +133,9 @@ struct UploadSegmentTests {
         let uploader = Self.uploader(writer, server.uploadURL) { $0.requestTimeout = .seconds(1) }
         uploader.start()
         for event in Self.requests(25, route: "/once") { writer.append(event) }
-        try await waitUntil("the first answer to time out", seconds: 30) { uploader.statistics.retries >= 1 }
+        try await waitUntil("the first answer to time out", seconds: 120) { uploader.statistics.retries >= 1 }
         plan.holdAfterPassed = nil
-        try await waitUntil("the segment delivered", seconds: 30) { uploader.statistics.delivered == 1 }
+        try await waitUntil("the segment delivered", seconds: 120) { uploader.statistics.delivered == 1 }
         #expect(server.collector.metrics.snapshot.duplicates >= 1, "the re-sent segment was already stored")
         #expect(server.collector.metrics.snapshot.accepted == 1)
         #expect(try await Self.countedRequests(server.baseURL) == ["/once": 25])

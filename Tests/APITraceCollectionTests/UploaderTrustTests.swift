@@ -101,7 +101,7 @@ struct UploaderTrustTests {
             diagnostics: { _ in }))
         uploader.start()
         // With a constant token the next attempt would come only after the longest backoff (an hour here).
-        try await waitUntil("the delivery", seconds: 30) { uploader.statistics.delivered == 1 }
+        try await waitUntil("the delivery", seconds: 120) { uploader.statistics.delivered == 1 }
         await uploader.stop()
         #expect(source.traceFiles.isEmpty)
         #expect(asked.all.first == "-")
