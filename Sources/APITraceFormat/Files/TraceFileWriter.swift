@@ -110,7 +110,7 @@ public final class TraceFileWriter: @unchecked Sendable {
     ///
     /// Returns the path of the finished file (read-only, complete, ready to upload), or `nil` when no
     /// file was open: nothing was appended since the last file was finished. The next event starts a
-    /// new file. ``TraceUploader`` calls this on its segment cadence so a fleet's data is minutes old,
+    /// new file. `TraceUploader` (APITraceUpload) calls this on its segment cadence so a fleet's data is minutes old,
     /// not up to ``Configuration/maxFileAge``; an app can call it too, e.g. before it is suspended.
     /// Blocks the caller while the writer's thread finishes and `fsync`s the file.
     @discardableResult
