@@ -32,7 +32,7 @@ public func fuzzLineDecoder(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     if !oursIsObject { fatalError("the reference reads a JSON object, we do not: \(ours)") }
 
-    let known = ["request", "decode_failure", "error", "sse", "log", "dropped"]
+    let known = ["request", "decode_failure", "error", "sse", "websocket", "log", "dropped"]
     switch ours {
     case .success(.unknown(let type)):
         if let t = object["type"] as? String, known.contains(t) || t == "header" {
