@@ -52,6 +52,10 @@ extension TraceCollector {
         /// Forward what is stored to an OTLP endpoint, off the request path (a bounded spool in
         /// `.otlp-spool/`); nil (the default) forwards nothing.
         public var otlpForwarding: OTLPForwarding? = nil
+        /// This collector's name in the store (1 to 64 letters, digits, `.`, `_`, `-`), unique among the
+        /// collectors running on it: its ingest counters are kept in `.collectors/<id>/` and survive a
+        /// restart, a crash or a SIGKILL (``ingestMetrics`` on). nil (the default): counters live as long as the process.
+        public var instanceID: String? = nil
 
         /// Creates a configuration with the defaults above.
         public init(

@@ -39,21 +39,31 @@ public final class TraceCollector: Sendable {
                 "the limits do not fit: give at least one concurrent upload and store thread, a positive decompression ratio, a minimum body rate of 0 or more, and a bytes-in-flight bound no smaller than the largest body (\(configuration.maxBodyBytes) bytes)")
         }
         tokenCheck = try BearerTokenCheck(tokens: configuration.tokens)
-        store = try TraceStore(directory: configuration.directory)
-        validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes, maxRatio: configuration.maxDecompressionRatio)
+        let store = try TraceStore(directory: configuration.directory)
+        self.store = store
+        let validator = UploadValidator(maxDecompressedBytes: configuration.maxDecompressedBytes, maxRatio: configuration.maxDecompressionRatio)
+        self.validator = validator
         // A newcomer may take the slot of an upload reading at under 8 times the minimum rate: slow enough to
         // be a dribbler or a very poor link, which retries after Retry-After like any busy answer.
         let admission = UploadAdmission(
             maxUploads: configuration.maxConcurrentUploads, maxBytes: configuration.maxBytesInFlight,
             preemptBelowBytesPerSecond: configuration.minBodyBytesPerSecond.multipliedReportingOverflow(by: 8).partialValue)
         self.admission = admission
+        var ingest: IngestMetrics?
+        if configuration.ingestMetrics {
+            var log: IngestCountLog?
+            if let id = configuration.instanceID { log = try IngestCountLog(store: store.directory, instance: id) }
+            let counts = IngestMetrics(limits: configuration.metricLimits, log: log)
+            if let log { try Self.recover(log, into: counts, store: store, validator: validator) }
+            ingest = counts
+        }
         var forwarder: OTLPForwarder?
         if let forwarding = configuration.otlpForwarding {
             forwarder = try OTLPForwarder(configuration: forwarding, collectorDirectory: store.directory)
         }
         self.forwarder = forwarder
         metrics = CollectorMetrics(
-            inFlight: { admission.usage }, ingest: configuration.ingestMetrics ? IngestMetrics(limits: configuration.metricLimits) : nil,
+            inFlight: { admission.usage }, ingest: ingest,
             forwarding: forwarder?.metrics)
         work = OperationQueue()
         work.name = "apitrace.collector.store"
@@ -104,9 +114,27 @@ public final class TraceCollector: Sendable {
                 throw UploadRejection(.digestMismatch, "the body does not match its Content-Digest: damaged in transit; send it again")
             }
             let hex = digest.map { String(format: "%02x", $0) }.joined()
+            // With a counter log: the segment is logged under its journal's lock before it is recorded, then confirmed as it is counted.
+            let log = validated.tally == nil ? nil : metrics.ingest?.log
+            var seq: Int?
+            let counting = log.map { log in
+                SegmentCounting(instance: log.instance) { journal, digest, start, size, file throws(UploadRejection) in
+                    seq = try log.intend(journal: journal, digest: digest, start: start, size: size, file: file)
+                }
+            }
+            func storing(_ bytes: UnsafeRawBufferPointer) throws(UploadRejection) -> TraceStore.Outcome {
+                do {
+                    let outcome = try store.store(bytes, header: validated.header, sha256Hex: hex, counting: counting)
+                    if case .alreadyStored = outcome, let pending = seq { log?.abort(pending); seq = nil }
+                    return outcome
+                } catch {
+                    if let pending = seq { log?.abort(pending); seq = nil }
+                    throw error
+                }
+            }
             // Known by the digest of the bytes received, so sending the same cut body again is "already stored".
             guard let cutAt = validated.cutAt else {
-                return try stored(store.store(body, header: validated.header, sha256Hex: hex), bytes: body.count, body: body, counted: validated.tally)
+                return try stored(storing(body), bytes: body.count, body: body, counted: validated.tally, seq: seq)
             }
             if store.contains(header: validated.header, sha256Hex: hex) {
                 return stored(.alreadyStored(TraceStore.relativePath(header: validated.header, sha256Hex: hex)), bytes: 0, body: UnsafeRawBufferPointer(start: nil, count: 0), counted: nil)
@@ -121,10 +149,10 @@ public final class TraceCollector: Sendable {
             }
             let finished = salvage.finished ?? []
             let outcome = finished.withUnsafeBytes { bytes in
-                Result { () throws(UploadRejection) in try store.store(bytes, header: validated.header, sha256Hex: hex) }
+                Result { () throws(UploadRejection) in try storing(bytes) }
             }
             let storedOutcome = try outcome.get()
-            var reply = finished.withUnsafeBytes { bytes in stored(storedOutcome, bytes: finished.count, body: bytes, counted: validated.tally) }
+            var reply = finished.withUnsafeBytes { bytes in stored(storedOutcome, bytes: finished.count, body: bytes, counted: validated.tally, seq: seq) }
             if reply.status == 201 {
                 metrics.recordSalvaged(droppedBytes: salvage.droppedBytes)
                 reply.message += " (the body was cut at byte \(cutAt) of \(body.count): kept \(salvage.keptLines) complete lines, dropped \(salvage.droppedBytes) bytes of an incomplete last line)"
@@ -137,12 +165,12 @@ public final class TraceCollector: Sendable {
     }
 
     /// `counted`: the upload's lines, counted by the check; added to the metrics only when stored.
-    private func stored(_ outcome: TraceStore.Outcome, bytes: Int, body: UnsafeRawBufferPointer, counted: IngestTally?) -> Reply {
+    private func stored(_ outcome: TraceStore.Outcome, bytes: Int, body: UnsafeRawBufferPointer, counted: IngestTally?, seq: Int? = nil) -> Reply {
         switch outcome {
         case .stored(let path):
             forwarder?.enqueue(body)
             // Counted here and only here: of two uploads of one content, only one gets `.stored`.
-            if let counted { metrics.ingest?.add(counted) }
+            if let counted { metrics.ingest?.add(counted, confirming: seq) }
             metrics.recordAccepted(bytes: bytes)
             return Reply(status: 201, message: "stored \(path)")
         case .alreadyStored(let path):

@@ -172,19 +172,25 @@ struct CollectBenchmark: ParsableCommand {
               + "VmRSS idle \(idle.rss / 1024) MiB, VmHWM \(peak.hwm / 1024) MiB")
     }
 
-    /// The raw clients' load against a fresh collector counting at ingest and one not counting
+    /// The raw clients' load against a fresh collector counting at ingest and keeping its counters
+    /// in the store (`--instance-id`), one counting in memory only, and one not counting
     /// (`--no-ingest-metrics`), alternated `ingestRounds` times in the same run; checks that the
-    /// counting collector counted every event once.
+    /// counting collectors counted every event once.
     func ingestComparison(body: [UInt8], started: TraceTimestamp) throws {
         print("ingest counting (\(clients) raw keep-alive connections, \(clients * filesPerClient) files of \(eventsPerFile) events per round, a fresh collector each):")
-        var results: [Bool: [RawResult]] = [:]
+        let modes: [(label: String, arguments: [String], counting: Bool)] = [
+            ("on, durable (--instance-id)", ["--instance-id", "bench"], true),
+            ("on, in memory", [], true),
+            ("off (--no-ingest-metrics)", ["--no-ingest-metrics"], false),
+        ]
+        var results: [Int: [RawResult]] = [:]
         for round in 0..<ingestRounds {
-            for counting in [true, false] {
-                let store = workDirectory + "/ingest-\(round)-\(counting)"
-                let collector = try CollectorChild(store: store, extraArguments: counting ? [] : ["--no-ingest-metrics"])
+            for (m, mode) in modes.enumerated() {
+                let store = workDirectory + "/ingest-\(round)-\(m)"
+                let collector = try CollectorChild(store: store, extraArguments: mode.arguments)
                 defer { collector.stop() }
                 let result = try rawClients(collector: collector, body: body, started: started, producerPrefix: "ingest\(round)")
-                if counting {
+                if mode.counting {
                     let metrics = try LoopbackHTTPClient(port: collector.port).get(path: "/metrics")
                     let line = metrics.split(separator: "\n").first { $0.hasPrefix("apitrace_collector_events_counted_total ") }
                     let counted = line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
@@ -192,15 +198,19 @@ struct CollectBenchmark: ParsableCommand {
                         throw BenchError("the collector counted \(counted) events, expected \(result.count * eventsPerFile)")
                     }
                 }
-                results[counting, default: []].append(result)
-                print("  round \(round + 1), counting \(counting ? "on " : "off"): \(result.summary)")
+                results[m, default: []].append(result)
+                print("  round \(round + 1), counting \(mode.label): \(result.summary)")
             }
         }
-        for counting in [true, false] {
-            let runs = results[counting] ?? []
+        let off = (results[modes.count - 1] ?? []).map(\.cpuMsPerUpload)
+        for (m, mode) in modes.enumerated() {
+            let runs = results[m] ?? []
             let rate = runs.map(\.uploadsPerSecond).sorted(), cpu = runs.map(\.cpuMsPerUpload).sorted()
-            print("  counting \(counting ? "on " : "off"): \(Measure.format(rate.first ?? 0, 0)) to \(Measure.format(rate.last ?? 0, 0)) uploads/s, "
-                  + "collector CPU \(Measure.format(cpu.first ?? 0, 2)) to \(Measure.format(cpu.last ?? 0, 2)) ms per upload")
+            // Each round's ratio against the off collector of the same round.
+            let ratios = zip(runs.map(\.cpuMsPerUpload), off).map { $0 / $1 }.sorted()
+            print("  counting \(mode.label): \(Measure.format(rate.first ?? 0, 0)) to \(Measure.format(rate.last ?? 0, 0)) uploads/s, "
+                  + "collector CPU \(Measure.format(cpu.first ?? 0, 2)) to \(Measure.format(cpu.last ?? 0, 2)) ms per upload, "
+                  + "\(Measure.format(ratios.first ?? 0, 2))x to \(Measure.format(ratios.last ?? 0, 2))x off (target <= 1.3x)")
         }
     }
 

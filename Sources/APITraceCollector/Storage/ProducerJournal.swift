@@ -12,7 +12,11 @@ import Foundation
 /// A <sha-256 hex> <end offset> <segment start ms>    a segment was appended; the open file is committed up to the offset
 /// S <sealed file, relative>                          the open file is (being) renamed to its sealed name
 /// D <sha-256 hex> <file, relative>                   a segment was stored as a file of its own
+/// C <instance> <sha-256 hex>                          the next A or D line's segment was counted by this collector instance
 /// ```
+///
+/// `C` is written with its `A` or `D` line in one write and one `fsync` (a collector that predates
+/// it ignores the line), so a restarted instance can tell the segments it stored (``IngestCountLog``).
 ///
 /// A line is written after the data it records is `fsync`ed, so a crash leaves data beyond the
 /// last `A` (cut back on the next append) or a torn last line (cut off): never a recorded segment
@@ -34,6 +38,8 @@ struct ProducerJournal {
     /// Segment digests to the file that holds them.
     private(set) var digests: [String: String] = [:]
     private(set) var open: OpenFile?
+    /// Collector instance that stored each segment it names (`C` lines).
+    private(set) var storedBy: [String: String] = [:]
     /// A seal recorded but perhaps not done (a crash between the line and the rename): redone by ``replayPendingSeal()``.
     private(set) var pendingSeal: (from: String, to: String)?
 
@@ -100,14 +106,18 @@ struct ProducerJournal {
             open = nil
         case ("D", 3):
             digests[fields[1]] = fields[2]
+        case ("C", 3):
+            storedBy[fields[2]] = fields[1]
         default:
             break
         }
     }
 
     /// Appends one line and `fsync`s it, updating the state as a replay would.
-    mutating func record(_ fields: [String]) throws(JournalError) {
-        let line = Array((fields.joined(separator: " ") + "\n").utf8)
+    mutating func record(_ fields: [String], countedBy instance: String? = nil) throws(JournalError) {
+        var text = fields.joined(separator: " ") + "\n"
+        if let instance, fields.count > 1 { text = "C \(instance) \(fields[1])\n" + text }
+        let line = Array(text.utf8)
         let end = lseek(fd, 0, SEEK_END)
         guard end >= 0 else { throw JournalError(code: errno) }
         var written = 0
@@ -117,6 +127,7 @@ struct ProducerJournal {
             written += n
         }
         guard fsync(fd) == 0 else { throw JournalError(code: errno) }
+        if let instance, fields.count > 1 { apply(["C", instance, fields[1]]) }
         apply(fields)
     }
 

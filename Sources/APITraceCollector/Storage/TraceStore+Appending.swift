@@ -2,6 +2,14 @@ import APITraceFormat
 import Crypto
 import Foundation
 
+/// What the store tells the collector's counter log (``IngestCountLog``) about a segment it is about to record.
+struct SegmentCounting {
+    /// The collector instance, named in the journal's `C` line.
+    var instance: String
+    /// (journal, digest, start offset in its file or -1 for a whole file, size, file): called under the journal's lock.
+    var intend: (String, String, Int64, Int, String) throws(UploadRejection) -> Void
+}
+
 extension TraceStore {
     /// Folder of the producers' journals, hidden from every reader.
     static let journalFolder = ".producers"
@@ -17,17 +25,23 @@ extension TraceStore {
     /// The outcome names the segment as `<day>/<start>-<producer>-<16 hex of SHA-256>.jsonl.gz` (what
     /// uploaders check their receipt against, ``CollectorReceipt``), followed by ` (in <file>)` when
     /// it is held in a file of another name.
-    func store(_ body: UnsafeRawBufferPointer, header: TraceFileHeader, sha256Hex: String) throws(UploadRejection) -> Outcome {
+    /// `counting`, when given, is told just before the segment is recorded as stored (under the
+    /// journal's lock), and the journal line names its instance (``IngestCountLog``).
+    func store(_ body: UnsafeRawBufferPointer, header: TraceFileHeader, sha256Hex: String, counting: SegmentCounting? = nil) throws(UploadRejection) -> Outcome {
         let segment = Self.relativePath(header: header, sha256Hex: sha256Hex)
         func named(_ file: String) -> String { file == segment ? segment : segment + " (in " + file + ")" }
-        switch try storeSegment(body, header: header, sha256Hex: sha256Hex) {
+        switch try storeSegment(body, header: header, sha256Hex: sha256Hex, counting: counting) {
         case .stored(let file): return .stored(named(file))
         case .alreadyStored(let file): return .alreadyStored(named(file))
         }
     }
 
-    private func storeSegment(_ body: UnsafeRawBufferPointer, header: TraceFileHeader, sha256Hex: String) throws(UploadRejection) -> Outcome {
-        try withJournal(of: header) { (journal: inout ProducerJournal) throws(UploadRejection) -> Outcome in
+    private func storeSegment(_ body: UnsafeRawBufferPointer, header: TraceFileHeader, sha256Hex: String, counting: SegmentCounting?) throws(UploadRejection) -> Outcome {
+        let journalName = Self.sanitize(producer: header.producer)
+        func intend(_ start: Int64, _ file: String) throws(UploadRejection) {
+            try counting?.intend(journalName, sha256Hex, start, body.count, file)
+        }
+        return try withJournal(of: header) { (journal: inout ProducerJournal) throws(UploadRejection) -> Outcome in
             if let relative = journal.digests[sha256Hex] { return .alreadyStored(relative) }
             let alone = Self.relativePath(header: header, sha256Hex: sha256Hex)
             if access(directory + "/" + alone, F_OK) == 0 { return .alreadyStored(alone) }
@@ -41,21 +55,22 @@ extension TraceStore {
                     let relative = Self.dayFolder(header.started) + "/" + TraceFileIdentity(
                         started: header.started, producer: Self.sanitize(producer: header.producer),
                         kind: .sealed(ended: ended, tag: String(sha256Hex.prefix(TraceFileIdentity.tagLength)))).fileName
-                    return try storeAloneRecorded(body, relative: relative, digest: sha256Hex, in: &journal)
+                    return try storeAloneRecorded(body, relative: relative, digest: sha256Hex, in: &journal, counting: counting, intend: intend)
                 }
                 let later = started > open.latestSegment
                 let sameHour = started / 3_600_000 == open.started / 3_600_000
                 if later && (!sameHour || key != open.headerKey || open.committed >= sealBytes) {
                     try seal(open, ended: header.started, in: &journal)
                 } else if key != open.headerKey {
-                    return try storeAloneRecorded(body, relative: alone, digest: sha256Hex, in: &journal)
+                    return try storeAloneRecorded(body, relative: alone, digest: sha256Hex, in: &journal, counting: counting, intend: intend)
                 } else {
-                    return try append(body, to: open, digest: sha256Hex, started: started, in: &journal)
+                    try intend(open.committed, open.relative)
+                    return try append(body, to: open, digest: sha256Hex, started: started, in: &journal, countedBy: counting?.instance)
                 }
             }
             let relative = Self.dayFolder(header.started) + "/" + TraceFileIdentity(
                 started: header.started, producer: Self.sanitize(producer: header.producer), kind: .open).fileName
-            return try begin(relative, with: body, started: started, key: key, digest: sha256Hex, in: &journal)
+            return try begin(relative, with: body, started: started, key: key, digest: sha256Hex, in: &journal, counting: counting, intend: intend)
         }
     }
 
@@ -137,7 +152,7 @@ extension TraceStore {
         }
     }
 
-    private func append(_ body: UnsafeRawBufferPointer, to open: ProducerJournal.OpenFile, digest: String, started: Int64, in journal: inout ProducerJournal) throws(UploadRejection) -> Outcome {
+    private func append(_ body: UnsafeRawBufferPointer, to open: ProducerJournal.OpenFile, digest: String, started: Int64, in journal: inout ProducerJournal, countedBy instance: String?) throws(UploadRejection) -> Outcome {
         let path = directory + "/" + open.relative
         let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o640)
         guard fd >= 0 else { throw Self.failure("cannot open \(open.relative)") }
@@ -158,14 +173,17 @@ extension TraceStore {
             ftruncate(fd, off_t(open.committed))
             throw error
         }
-        try record(["A", digest, String(open.committed + Int64(body.count)), String(started)], in: &journal)
+        try record(["A", digest, String(open.committed + Int64(body.count)), String(started)], in: &journal, countedBy: instance)
         return .stored(open.relative)
     }
 
     /// Begins an open file with its first segment: written aside and renamed in, so that no reader
     /// ever finds it empty; recorded before the rename (a crash between leaves a missing file, begun
     /// again by the next segment) and committed after it.
-    private func begin(_ relative: String, with body: UnsafeRawBufferPointer, started: Int64, key: String, digest: String, in journal: inout ProducerJournal) throws(UploadRejection) -> Outcome {
+    private func begin(
+        _ relative: String, with body: UnsafeRawBufferPointer, started: Int64, key: String, digest: String, in journal: inout ProducerJournal,
+        counting: SegmentCounting?, intend: (Int64, String) throws(UploadRejection) -> Void
+    ) throws(UploadRejection) -> Outcome {
         try ensureFolder(of: relative)
         let folder = directory + "/" + relative[..<relative.lastIndex(of: "/")!]
         let temporary = try writeAside(body, in: folder, permissions: 0o640)
@@ -179,7 +197,8 @@ extension TraceStore {
             throw error
         }
         syncDirectory(folder)
-        try record(["A", digest, String(body.count), String(started)], in: &journal)
+        try intend(0, relative)
+        try record(["A", digest, String(body.count), String(started)], in: &journal, countedBy: counting?.instance)
         return .stored(relative)
     }
 
@@ -197,14 +216,23 @@ extension TraceStore {
         syncDirectory(directory + "/" + Self.dayFolder(identity.started))
     }
 
-    private func storeAloneRecorded(_ body: UnsafeRawBufferPointer, relative: String, digest: String, in journal: inout ProducerJournal) throws(UploadRejection) -> Outcome {
+    private func storeAloneRecorded(
+        _ body: UnsafeRawBufferPointer, relative: String, digest: String, in journal: inout ProducerJournal,
+        counting: SegmentCounting?, intend: (Int64, String) throws(UploadRejection) -> Void
+    ) throws(UploadRejection) -> Outcome {
+        if counting != nil {
+            if access(directory + "/" + relative, F_OK) == 0 { return .alreadyStored(relative) }
+            // Before the link: a file linked but not yet recorded is counted at restart when no one else recorded it.
+            try intend(-1, relative)
+        }
         let outcome = try storeAlone(body, relative: relative)
-        try record(["D", digest, relative], in: &journal)
+        let stored = if case .stored = outcome { true } else { false }
+        try record(["D", digest, relative], in: &journal, countedBy: stored ? counting?.instance : nil)
         return outcome
     }
 
-    private func record(_ fields: [String], in journal: inout ProducerJournal) throws(UploadRejection) {
-        do { try journal.record(fields) } catch {
+    private func record(_ fields: [String], in journal: inout ProducerJournal, countedBy instance: String? = nil) throws(UploadRejection) {
+        do { try journal.record(fields, countedBy: instance) } catch {
             errno = error.code
             throw Self.failure("cannot write the journal \(journal.path)")
         }

@@ -4,9 +4,11 @@ extension OpenMetricsExporter {
     /// The metrics of one trace file, gathered outside any lock and added to an exporter in one go
     /// (`add(_:)`): the collector fills one per upload in the pass that checks it.
     ///
-    /// Request lines are grouped by the raw bytes of their labels (method, route, host, status,
-    /// error, outcome) in a reused buffer, so a file of thousands of requests makes strings once per
-    /// distinct series, not once per line; the other event types are rare and counted as they come.
+    /// Lines are grouped by the raw bytes of their labels in a reused buffer, so a file of thousands
+    /// of events makes strings once per distinct series, not once per line: requests by method,
+    /// route, host, status, error and outcome; the other types by the fields their series read
+    /// (counted into the exporter's families in the order their series were first seen, which is
+    /// what adding them line by line did, so the bounds pick the same routes and identities).
     package struct FileTally {
         fileprivate struct Entry {
             var method, route, host: String
@@ -19,6 +21,15 @@ extension OpenMetricsExporter {
             var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count + 1)
         }
 
+        /// One series of an event type other than requests, with its labels as the exporter takes them.
+        fileprivate enum Series {
+            case decodeFailure(entity: String, kind: String, pathPattern: String, route: String)
+            case error(identity: String)
+            case sse(phase: String, route: String, reason: String)
+            case websocket(phase: String, route: String, code: Int?)
+            case dropped(reason: String)
+        }
+
         /// Label bytes hashed as one block (an array of bytes hashes element by element, several times slower).
         fileprivate struct Key: Hashable {
             var bytes: [UInt8]
@@ -26,13 +37,16 @@ extension OpenMetricsExporter {
         }
 
         private var index: [Key: Int] = [:]
+        private var otherIndex: [Key: Int] = [:]
         private var key: [UInt8] = []
         fileprivate var entries: [Entry] = []
-        fileprivate var others: OpenMetricsExporter
+        /// The other types' series in the order first seen, with their counts.
+        fileprivate var series: [(series: Series, count: Int)] = []
+        fileprivate let limits: Limits
         fileprivate var appVersion = ""
 
         /// An empty tally, bounded by `limits` for the events other than requests.
-        package init(limits: Limits) { others = OpenMetricsExporter(limits: limits) }
+        package init(limits: Limits) { self.limits = limits }
 
         /// Starts the file: its header names the `app_version` its events are counted under.
         package mutating func begin(header: TraceFileHeader) { appVersion = header.appVersion ?? "" }
@@ -50,17 +64,30 @@ extension OpenMetricsExporter {
             }
         }
 
+        // JSON strings hold no raw NUL, so 0 separates the fields unambiguously (a field's absence is
+        // marked apart from its emptiness where the exporter tells them apart).
+        @inline(__always)
+        private mutating func field(_ text: RawText?) {
+            if let text {
+                key.append(1)
+                text.bytes.withMemoryRebound(to: UInt8.self) { key.append(contentsOf: $0) }
+            }
+            key.append(0)
+        }
+
+        @inline(__always)
+        private mutating func number(_ value: Int64?) {
+            guard let value else { key.append(0); return }
+            key.append(1)
+            withUnsafeBytes(of: value.littleEndian) { key.append(contentsOf: $0) }
+        }
+
         /// Counts one record of the file.
         package mutating func add(_ record: TraceRecord) {
-            guard record.kind == .request else {
-                others.add(record, appVersion: appVersion)
-                return
-            }
             key.removeAll(keepingCapacity: true)
-            // JSON strings hold no raw NUL, so 0 separates the fields unambiguously.
-            func field(_ text: RawText?) {
-                if let text { key.append(contentsOf: text.bytes) }
-                key.append(0)
+            guard record.kind == .request else {
+                addOther(record)
+                return
             }
             field(record.method)
             field(record.route)
@@ -82,10 +109,73 @@ extension OpenMetricsExporter {
             }
             let weight = record.weight
             let seconds = (record.durationMs ?? 0) / 1000
-            let bucket = OpenMetricsExporter.durationBuckets.firstIndex { seconds <= $0 } ?? OpenMetricsExporter.durationBuckets.count
+            var bucket = 0
+            let bounds = OpenMetricsExporter.durationBuckets
+            while bucket < bounds.count && !(seconds <= bounds[bucket]) { bucket += 1 }
             entries[i].count += weight
             entries[i].sum += seconds * weight
             entries[i].buckets[bucket] += weight
+        }
+
+        /// Counts an event of another type under its series (what ``OpenMetricsExporter/add(_:appVersion:)`` reads of it).
+        private mutating func addOther(_ record: TraceRecord) {
+            let count: Int
+            switch record.kind {
+            case .decodeFailure:
+                key.append(1); field(record.entity); field(record.failureKind); field(record.path); field(record.route)
+                count = 1
+            case .error:
+                key.append(2); field(record.identity)
+                count = Int(clamping: (record.suppressed ?? 0).addingSaturated(1))
+            case .sse:
+                key.append(3); field(record.phase); field(record.route); field(record.reason)
+                count = 1
+            case .websocket:
+                key.append(4); field(record.phase); field(record.route); number(record.code)
+                count = 1
+            case .dropped:
+                key.append(5); field(record.reason)
+                count = Int(clamping: record.count ?? 0)
+            case .log, .request:
+                return
+            }
+            if let i = otherIndex[Key(bytes: key)] {
+                series[i].count = series[i].count.addingSaturated(count)
+                return
+            }
+            let made: Series
+            switch record.kind {
+            case .decodeFailure:
+                made = .decodeFailure(
+                    entity: record.entity?.string ?? "", kind: record.failureKind?.string ?? "",
+                    pathPattern: TraceEvent.DecodeFailure.foldIndices(record.path?.string ?? ""), route: record.route?.string ?? "")
+            case .error: made = .error(identity: record.identity?.string ?? "")
+            case .sse: made = .sse(phase: record.phase?.string ?? "", route: record.route?.string ?? "", reason: record.reason?.string ?? "")
+            case .websocket: made = .websocket(phase: record.phase?.string ?? "", route: record.route?.string ?? "", code: record.code.map { Int($0) })
+            default: made = .dropped(reason: record.reason?.string ?? "")
+            }
+            otherIndex[Key(bytes: key)] = series.count
+            series.append((made, count))
+        }
+
+        /// The events other than requests, counted into an exporter of this file's bounds in the order their series were first seen.
+        fileprivate var others: OpenMetricsExporter {
+            var others = OpenMetricsExporter(limits: limits)
+            for (series, count) in series {
+                switch series {
+                case .decodeFailure(let entity, let kind, let pathPattern, let route):
+                    others.addDecodeFailure(entity: entity, kind: kind, pathPattern: pathPattern, route: route, appVersion: appVersion, count: count)
+                case .error(let identity):
+                    others.addError(identity: identity, count: count)
+                case .sse(let phase, let route, let reason):
+                    others.addSSE(phase: phase, route: route, reason: reason, count: count)
+                case .websocket(let phase, let route, let code):
+                    for _ in 0..<count { others.addWebSocket(phase: phase, route: route, code: code) }
+                case .dropped(let reason):
+                    others.addDropped(count: count, reason: reason)
+                }
+            }
+            return others
         }
     }
 

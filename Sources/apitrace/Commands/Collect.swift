@@ -73,6 +73,9 @@ extension APITrace {
         @Flag(help: "Do not count the events of stored files into /metrics (only the collector's own counters are served).")
         var noIngestMetrics = false
 
+        @Option(help: "This collector's name in the store (letters, digits, '.', '_', '-'), unique among the collectors running on it: its /metrics counters are kept in DIR/.collectors/<id>/ and survive a restart or a SIGKILL. Default: <hostname>-<port> when --listen names a port; with port 0, counters last as long as the process.")
+        var instanceID: String?
+
         @Option(help: "Routes (url_template) with series of their own on /metrics; later ones are counted under (other).")
         var maxRoutes = 1000
 
@@ -111,6 +114,15 @@ extension APITrace {
             if maxBytesInFlight < maxBodyBytes {
                 throw ValidationError("--max-bytes-in-flight (\(maxBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes)), or no large file could ever be stored.")
             }
+        }
+
+        /// `<hostname>-<port>`: the scrape target's name, stable across restarts; nil for an ephemeral port.
+        static func defaultInstanceID(port: Int) -> String? {
+            guard port != 0 else { return nil }
+            let host = String(ProcessInfo.processInfo.hostName.prefix(48).map { c -> Character in
+                c.isASCII && (c.isLetter || c.isNumber || c == "." || c == "_" || c == "-") ? c : "_"
+            }).trimmingCharacters(in: CharacterSet(charactersIn: "."))
+            return (host.isEmpty ? "collector" : host) + "-\(port)"
         }
 
         private var parsedListen: (host: String, port: Int)? {
@@ -164,6 +176,7 @@ extension APITrace {
                     bodyTimeout: bodyTimeout.duration, ingestMetrics: !noIngestMetrics,
                     metricLimits: .init(routes: maxRoutes, identities: maxIdentities))
                 configuration.otlpForwarding = forwarding
+                configuration.instanceID = instanceID ?? Self.defaultInstanceID(port: port)
                 collector = try TraceCollector(configuration: configuration)
             } catch let error as CollectorSetupError {
                 FileHandle.standardError.write(Data("apitrace collect: \(error)\n".utf8))
