@@ -50,14 +50,14 @@ public enum TraceFiles {
     }
 
     /// Every file under `root`, recursively, as paths relative to it (hidden ones included, but
-    /// not the collector's journals under `.producers/`).
+    /// not the collector's journals under `.producers/` nor its instances' counters under `.collectors/`).
     public static func allFiles(under root: String) -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
         var files: [String] = []
         while let relative = enumerator.nextObject() as? String {
             var isDir: ObjCBool = false
             if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDir), !isDir.boolValue,
-               !relative.hasPrefix(".producers/") {
+               !relative.hasPrefix(".producers/"), !relative.hasPrefix(".collectors/") {
                 files.append(relative)
             }
         }

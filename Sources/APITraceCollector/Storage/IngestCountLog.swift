@@ -264,7 +264,7 @@ final class IngestCountLog: Sendable {
             state.pending[seq] = line
             return (seq, state.file, Self.append(line, to: state.file))
         }
-        guard written, fdatasync(log.fd) == 0 else {
+        guard written, fsync(log.fd) == 0 else {
             let error = TraceStore.failure("cannot write the counter log of instance \(instance)")
             abort(seq)
             throw error

@@ -133,6 +133,24 @@ struct CollectDurableCountersTests {
             #expect(try await HTTPClient.upload(alphaURL + "/v1/traces", body).status == 201)
             #expect(try await HTTPClient.upload(betaURL + "/v1/traces", Self.segment("beta\(i % 3)", i)).status == 201)
         }
+        // Past 512 uploads beta cuts its counter log and writes a snapshot (uploads on four connections, some in flight while it does).
+        let small = (0..<530).map { i in
+            TraceFiles.make(producer: "betasmall\(i)", events: TraceFiles.requests(1 + i % 3, seed: i))
+        }
+        let betaUpload = betaURL + "/v1/traces"
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<4 {
+                group.addTask { () async throws -> Void in
+                    for (n, body) in small.enumerated() where n % 4 == lane {
+                        let status = try await HTTPClient.upload(betaUpload, body).status
+                        #expect(status == 201)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file(".collectors/beta/counts-1.log")), "the first log generation is cut after 512 uploads")
+        #expect(FileManager.default.fileExists(atPath: dir.file(".collectors/beta/counts-2.log")))
         _ = try await Self.scrape(alphaURL)
         _ = try await Self.scrape(betaURL)  // new series show at 0 first
         let seen = try await Self.scrape(alphaURL)
