@@ -151,12 +151,6 @@ package struct ProtobufWriter {
         varint(UInt64(length))
     }
 
-    /// A fixed64 written even when zero.
-    package mutating func fixed64Always(_ field: Int, _ value: UInt64) {
-        tag(field, .fixed64)
-        appendLittleEndian(value)
-    }
-
     /// Eight bytes, most significant first (ids are big-endian byte strings).
     package mutating func appendBigEndian(_ value: UInt64) {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
