@@ -15,20 +15,25 @@ public struct TraceExportReader {
     public var until: TraceTimestamp?
     /// Which files (by header) and which events are exported.
     public var keepFile: (TraceFileHeader) -> Bool
-    public var keepEvent: (TraceEvent) -> Bool
+    public var keepEvent: (TraceEvent) -> Bool {
+        didSet { keepsEveryEvent = false }
+    }
+    /// True while no `keepEvent` was given: readers that scan lines then make no event to ask it.
+    package private(set) var keepsEveryEvent: Bool
     /// Which events are exported, decided on the scanned line (no ``TraceEvent`` made): used by the
-    /// streamed HAR export instead of ``keepEvent`` when set.
+    /// streamed HAR export and the OTLP export instead of ``keepEvent`` when set.
     package var keepRecord: ((TraceRecord) -> Bool)?
 
     /// Creates a reader; by default every file and event is kept.
     public init(
         since: TraceTimestamp? = nil, until: TraceTimestamp? = nil,
-        keepFile: @escaping (TraceFileHeader) -> Bool = { _ in true }, keepEvent: @escaping (TraceEvent) -> Bool = { _ in true }
+        keepFile: @escaping (TraceFileHeader) -> Bool = { _ in true }, keepEvent: ((TraceEvent) -> Bool)? = nil
     ) {
         self.since = since
         self.until = until
         self.keepFile = keepFile
-        self.keepEvent = keepEvent
+        self.keepEvent = keepEvent ?? { _ in true }
+        keepsEveryEvent = keepEvent == nil
     }
 
     /// What a read found.

@@ -16,8 +16,12 @@ import Foundation
 /// let outcome = OTLPExport(deliver: { sender.send($1, signal: $0) }).run(TraceExportReader(), ["traces/"], state: &state)
 /// ```
 public struct OTLPExport {
-    /// Sends one encoded payload of a signal; anything but `.sent` stops the export.
+    /// Sends one encoded payload of a signal (as ``prepare`` made it, when set); anything but `.sent` stops the export.
     public var deliver: (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
+    /// Makes the body ``deliver`` gets from each encoded payload, on the reading threads, so the
+    /// sending thread only sends: ``OTLPSender/body(_:)`` (gzip) with ``OTLPSender/send(body:signal:)``.
+    /// A payload it cannot prepare (it throws) stops the export. Nil: `deliver` gets the encoded payload.
+    public var prepare: (([UInt8]) throws -> [UInt8])?
     /// The encoding payloads are made in.
     public var encoding: OTLPEndpoint.Encoding
     /// Most spans plus log records per batch.
@@ -81,7 +85,7 @@ public struct OTLPExport {
         let producers = (0..<readers).map { k in
             OTLPBatchProducer(
                 reader: reader, plan: plan.enumerated().filter { $0.offset % readers == k }.map(\.element), encoding: encoding,
-                batchSize: batchSize, batchBytes: batchBytes, keepsEvents: sendsMetrics, queue: queue)
+                batchSize: batchSize, batchBytes: batchBytes, keepsMetrics: sendsMetrics, prepare: prepare, queue: queue)
         }
         for producer in producers {
             let thread = Thread { [producer] in producer.run() }
@@ -103,13 +107,18 @@ public struct OTLPExport {
         }
 
         batches: while let batch = queue.pop() {
+            if let failure = batch.failure {
+                outcome.failure = failure
+                queue.cancel()
+                break batches
+            }
             for (signal, payload) in batch.payloads where !sendAll(signal, payload) {
                 queue.cancel()
                 break batches
             }
             outcome.spans += batch.spans
             outcome.logs += batch.logs
-            for (event, version) in batch.events { state.metrics.add(event, appVersion: version) }
+            if let metrics = batch.metrics { state.metrics.merge(metrics) }
             for end in batch.ends {
                 state.setCountedEvents(end.events, in: end.start.file)
                 state.finishFile(end.start, usable: end.usable)
@@ -132,7 +141,9 @@ public struct OTLPExport {
                 let now = UInt64(max(0, TraceTimestamp.now().millisecondsSince1970)) &* 1_000_000
                 let payload = encoding == .protobuf
                     ? OTLPProtobufEncoding.metrics(groups, start: start, time: now) : OTLPJSONEncoding.metrics(groups, start: start, time: now)
-                _ = sendAll(.metrics, payload)
+                do { _ = sendAll(.metrics, try prepare?(payload) ?? payload) } catch {
+                    outcome.failure = "cannot prepare the payload: \(error)"
+                }
             }
         }
         return outcome

@@ -4,18 +4,30 @@ import APITraceFormat
 /// from the event's content, so that exporting the same event twice gives the same ids (a
 /// receiver that sees a resent span replaces it rather than showing two).
 enum OTLPIdentifiers {
+    /// A trace id: 16 bytes, as two big-endian halves.
+    struct TraceID: Equatable {
+        var high: UInt64
+        var low: UInt64
+        var bytes: [UInt8] { OTLPIdentifiers.bytes(high) + OTLPIdentifiers.bytes(low) }
+    }
+
     /// The 16 bytes of a 32-hex-digit, non-zero trace id; nil for anything else.
-    static func traceID(_ text: String?) -> [UInt8]? { hexBytes(text, count: 16) }
+    static func traceID(_ text: UnsafeRawBufferPointer?) -> TraceID? {
+        guard let text, text.count == 32, let high = hex(text, from: 0), let low = hex(text, from: 16), high | low != 0 else { return nil }
+        return TraceID(high: high, low: low)
+    }
 
     /// The 8 bytes of a 16-hex-digit, non-zero span id; nil for anything else.
-    static func spanID(_ text: String?) -> [UInt8]? { hexBytes(text, count: 8) }
+    static func spanID(_ text: UnsafeRawBufferPointer?) -> UInt64? {
+        guard let text, text.count == 16, let id = hex(text, from: 0), id != 0 else { return nil }
+        return id
+    }
 
-    private static func hexBytes(_ text: String?, count: Int) -> [UInt8]? {
-        guard let text, text.utf8.count == count * 2 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count)
-        var high: UInt8?
-        for c in text.utf8 {
+    /// 16 hex digits from `offset` as a number; nil at anything else.
+    private static func hex(_ text: UnsafeRawBufferPointer, from offset: Int) -> UInt64? {
+        var value: UInt64 = 0
+        for i in offset..<offset + 16 {
+            let c = text[i]
             let v: UInt8
             switch c {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
@@ -23,14 +35,9 @@ enum OTLPIdentifiers {
             case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - UInt8(ascii: "A") + 10
             default: return nil
             }
-            if let h = high {
-                bytes.append(h << 4 | v)
-                high = nil
-            } else {
-                high = v
-            }
+            value = value << 4 | UInt64(v)
         }
-        return bytes.contains(where: { $0 != 0 }) ? bytes : nil
+        return value
     }
 
     /// Mixes `value` into the FNV-1a hash `h`, byte by byte.
@@ -43,10 +50,10 @@ enum OTLPIdentifiers {
         }
     }
 
-    /// Mixes a string's UTF-8 bytes and a separator into `h`.
-    static func mix(_ h: inout UInt64, _ text: String?) {
+    /// Mixes a text's UTF-8 bytes and a separator into `h`.
+    static func mix(_ h: inout UInt64, _ text: UnsafeRawBufferPointer?) {
         if let text {
-            for b in text.utf8 {
+            for b in text {
                 h ^= UInt64(b)
                 h = h &* 0x0000_0100_0000_01b3
             }

@@ -3,6 +3,10 @@ import APITraceFormat
 /// How apitrace's events become OpenTelemetry data, following the stable HTTP semantic conventions
 /// where they apply (Docs/otlp.md has the table): a `request` becomes a CLIENT span, every other
 /// event type a log record carrying the trace and span ids it belongs to.
+///
+/// The one mapping reads the reading layer's scanned lines (``TraceRecord``) and writes into an
+/// ``OTLPItemSink``: the export encodes protobuf straight from the line's bytes, ``map(_:)`` makes
+/// values for a ``TraceEvent`` built in code.
 public enum OTLPMapping {
     /// What one event becomes.
     public enum Item: Sendable, Equatable {
@@ -12,18 +16,34 @@ public enum OTLPMapping {
 
     /// The span or log record of `event`.
     public static func map(_ event: TraceEvent) -> Item {
-        switch event.payload {
-        case .request(let r): .span(span(of: r, event: event))
-        case .decodeFailure(let d): .log(decodeFailure(d, event: event))
-        case .error(let e): .log(recordedError(e, event: event))
-        case .sse(let s): .log(sse(s, event: event))
-        case .log(let l): .log(log(l, event: event))
-        case .dropped(let d): .log(dropped(d, event: event))
-        case .websocket(let w): .log(webSocket(w, event: event))
+        var builder = OTLPItemBuilder()
+        withRecord(of: event) { record in
+            var scratch = Scratch()
+            map(record, into: &builder, scratch: &scratch)
+        }
+        return builder.item!
+    }
+
+    /// Writes what a scanned event line becomes into `sink`.
+    static func map(_ record: TraceRecord, into sink: inout some OTLPItemSink, scratch: inout Scratch) {
+        switch record.kind {
+        case .request: span(of: record, into: &sink, scratch: &scratch)
+        case .decodeFailure: decodeFailure(record, into: &sink)
+        case .error: recordedError(record, into: &sink)
+        case .sse: sse(record, into: &sink)
+        case .log: log(record, into: &sink)
+        case .dropped: dropped(record, into: &sink)
+        case .websocket: webSocket(record, into: &sink)
         }
     }
 
-    static func nanos(_ time: TraceTimestamp) -> UInt64 { UInt64(clamping: max(0, time.millisecondsSince1970)) &* 1_000_000 }
+    /// Room to compose texts (names, URLs), kept across events.
+    struct Scratch {
+        var bytes: [UInt8] = []
+        var more: [UInt8] = []
+    }
+
+    static func nanos(_ milliseconds: Int64) -> UInt64 { UInt64(clamping: max(0, milliseconds)) &* 1_000_000 }
 
     static func nanos(milliseconds: Double) -> UInt64 {
         guard milliseconds.isFinite, milliseconds > 0 else { return 0 }
@@ -33,243 +53,186 @@ public enum OTLPMapping {
     // MARK: - Requests
 
     /// The CLIENT span of a request.
-    public static func span(of r: TraceEvent.Request, event: TraceEvent) -> OTLPSpan {
-        let end = nanos(event.timestamp)
-        let duration = nanos(milliseconds: r.durationMs)
+    static func span(of r: TraceRecord, into sink: inout some OTLPItemSink, scratch: inout Scratch) {
+        let end = nanos(r.timestamp)
+        let durationMs = r.durationMs ?? 0
+        let duration = nanos(milliseconds: durationMs)
         let start = end >= duration ? end - duration : 0
-        let traceID: [UInt8]
-        let spanID: [UInt8]
-        if let own = OTLPIdentifiers.traceID(event.traceID), let span = OTLPIdentifiers.spanID(event.spanID) {
-            (traceID, spanID) = (own, span)
+        let method = r.method?.bytes ?? RawText.empty.bytes
+        let rawRoute = r.route?.bytes ?? RawText.empty.bytes
+        let attempt = Int(r.attempt ?? 1)
+        let traceID: OTLPIdentifiers.TraceID
+        let spanID: UInt64
+        let ownTrace = OTLPIdentifiers.traceID(r.traceID?.bytes)
+        let ownSpan = OTLPIdentifiers.spanID(r.spanID?.bytes)
+        if let ownTrace, let ownSpan {
+            (traceID, spanID) = (ownTrace, ownSpan)
         } else {
             // Derived from what the event holds (no string formatting: numbers go in by their bits).
             var h: UInt64 = 0xcbf2_9ce4_8422_2325
-            OTLPIdentifiers.mix(&h, event.traceID)
-            OTLPIdentifiers.mix(&h, event.session)
-            OTLPIdentifiers.mix(&h, UInt64(bitPattern: event.timestamp.millisecondsSince1970))
-            OTLPIdentifiers.mix(&h, r.method)
-            OTLPIdentifiers.mix(&h, r.route)
-            OTLPIdentifiers.mix(&h, r.host)
-            OTLPIdentifiers.mix(&h, r.durationMs.bitPattern)
-            OTLPIdentifiers.mix(&h, UInt64(bitPattern: Int64(r.attempt)))
-            OTLPIdentifiers.mix(&h, r.error)
+            OTLPIdentifiers.mix(&h, r.traceID?.bytes)
+            OTLPIdentifiers.mix(&h, r.session?.bytes)
+            OTLPIdentifiers.mix(&h, UInt64(bitPattern: r.timestamp))
+            OTLPIdentifiers.mix(&h, method)
+            OTLPIdentifiers.mix(&h, rawRoute)
+            OTLPIdentifiers.mix(&h, r.host?.bytes)
+            OTLPIdentifiers.mix(&h, durationMs.bitPattern)
+            OTLPIdentifiers.mix(&h, UInt64(bitPattern: Int64(attempt)))
+            OTLPIdentifiers.mix(&h, r.error?.bytes)
             OTLPIdentifiers.mix(&h, UInt64(bitPattern: Int64(r.status ?? -1)))
             var h2 = h
             OTLPIdentifiers.mix(&h2, 0x9e37_79b9_7f4a_7c15)
             var h3 = h2
             OTLPIdentifiers.mix(&h3, 0x84222325cbf29ce4)
-            traceID = OTLPIdentifiers.traceID(event.traceID) ?? OTLPIdentifiers.bytes(h | 1) + OTLPIdentifiers.bytes(h2)
-            spanID = OTLPIdentifiers.spanID(event.spanID) ?? OTLPIdentifiers.bytes(h3 | 1)
+            traceID = ownTrace ?? OTLPIdentifiers.TraceID(high: h | 1, low: h2)
+            spanID = ownSpan ?? (h3 | 1)
         }
 
-        let outcome = r.outcome
         // Routes never hold a query (the writers redact it); a file that does anyway does not leak it here.
-        let route = withoutQuery(r.route)
-        var a: [OTLPAttribute] = []
-        a.add("http.request.method", r.method)
-        let host = r.host.map(sanitizedHost)
-        a.add("server.address", host)
-        a.add("server.port", r.port)
-        a.add("url.full", fullURL(host: host, port: r.port, route: route))
-        a.add("url.template", route)
-        a.add("http.response.status_code", r.status)
-        a.add("error.type", errorType(r))
-        if r.attempt > 1 { a.add("http.request.resend_count", r.attempt - 1) }
-        a.add("network.protocol.version", protocolVersion(r.timing?.networkProtocol))
-        a.add("network.protocol.name", r.timing?.networkProtocol.map { _ in "http" })
-        a.add("http.response.body.size", r.bytesIn)
-        a.add("http.request.body.size", r.bytesOut)
-        a.add("apitrace.outcome", outcome.rawValue)
-        a.add("apitrace.sample_rate", r.sampleRate)
-        if r.weight != 1 { a.add("apitrace.weight", r.weight) }
-        a.add("apitrace.connection.reused", r.timing?.reusedConnection)
-
-        var events: [OTLPSpan.Event] = []
-        if let t = r.timing {
-            func phase(_ name: String, endingAfter ms: Double?, lasting length: Double?) {
-                guard let ms, let length else { return }
-                var attrs: [OTLPAttribute] = []
-                attrs.add("apitrace.duration_ms", length)
-                events.append(OTLPSpan.Event(timeUnixNano: start &+ nanos(milliseconds: ms), name: name, attributes: attrs))
-            }
-            phase("http.dns", endingAfter: t.dnsMs, lasting: t.dnsMs)
-            phase("http.connect", endingAfter: t.connectMs.map { (t.dnsMs ?? 0) + $0 }, lasting: t.connectMs)
-            phase("http.tls", endingAfter: t.connectMs.map { (t.dnsMs ?? 0) + $0 } ?? t.tlsMs, lasting: t.tlsMs)
-            phase("http.first_byte", endingAfter: t.firstByteMs, lasting: t.firstByteMs)
+        let route = withoutQuery(rawRoute)
+        scratch.bytes.removeAll(keepingCapacity: true)
+        scratch.bytes.append(contentsOf: method)
+        if route.count > 0 {
+            scratch.bytes.append(UInt8(ascii: " "))
+            scratch.bytes.append(contentsOf: route)
         }
+        scratch.bytes.withUnsafeBytes { sink.beginSpan(traceID: traceID, spanID: spanID, name: $0, start: start, end: end) }
+
+        let port = r.port.map { Int($0) }
+        let host = r.host.map { sanitizedHost($0.bytes) }
+        sink.attribute("http.request.method", method)
+        sink.attribute("server.address", host)
+        sink.attribute("server.port", port)
+        if let host, host.count > 0 {
+            fullURL(host: host, port: port, route: route, into: &scratch.bytes)
+            scratch.bytes.withUnsafeBytes { sink.attribute("url.full", $0) }
+        }
+        sink.attribute("url.template", route)
+        sink.attribute("http.response.status_code", r.status)
+        errorType(r, into: &scratch.more)
+        if r.error != nil || scratch.more.count > 0 { scratch.more.withUnsafeBytes { sink.attribute("error.type", $0) } }
+        if attempt > 1 { sink.attribute("http.request.resend_count", attempt - 1) }
+        if let alpn = r.networkProtocol {
+            withProtocolVersion(alpn.bytes) { version in sink.attribute("network.protocol.version", version) }
+            sink.attribute("network.protocol.name", StaticString("http"))
+        }
+        sink.attribute("http.response.body.size", r.bytesIn)
+        sink.attribute("http.request.body.size", r.bytesOut)
+        sink.attribute("apitrace.outcome", r.outcome.staticName)
+        sink.attribute("apitrace.sample_rate", r.sampleRate)
+        if r.weight != 1 { sink.attribute("apitrace.weight", r.weight) }
+        sink.attribute("apitrace.connection.reused", r.reused)
+
+        func phase(_ name: StaticString, endingAfter ms: Double?, lasting length: Double?) {
+            guard let ms, let length else { return }
+            sink.spanEvent(time: start &+ nanos(milliseconds: ms), name: name, durationMs: length)
+        }
+        phase("http.dns", endingAfter: r.dnsMs, lasting: r.dnsMs)
+        phase("http.connect", endingAfter: r.connectMs.map { (r.dnsMs ?? 0) + $0 }, lasting: r.connectMs)
+        phase("http.tls", endingAfter: r.connectMs.map { (r.dnsMs ?? 0) + $0 } ?? r.tlsMs, lasting: r.tlsMs)
+        phase("http.first_byte", endingAfter: r.ttfbMs, lasting: r.ttfbMs)
 
         let status: OTLPSpan.StatusCode
-        switch outcome {
+        switch r.outcome {
         case .success, .cancelled, .offline: status = .unset
         // The client convention: 4xx is an error for the client's span (apitrace's reports count them apart).
         case .clientError, .serverError, .transport: status = .error
         }
-        let name = route.isEmpty ? r.method : "\(r.method) \(route)"
-        return OTLPSpan(
-            traceID: traceID, spanID: spanID, name: name, kind: .client, startTimeUnixNano: start, endTimeUnixNano: end,
-            attributes: a, events: events, status: status, statusMessage: status == .error ? (errorType(r) ?? "") : "")
+        if status == .error {
+            scratch.more.withUnsafeBytes { sink.endSpan(status: status, message: $0) }
+        } else {
+            sink.endSpan(status: status, message: RawText.empty.bytes)
+        }
     }
 
-    /// `error.type`: the error identity, else the status code as text for a status of 400 and up.
-    static func errorType(_ r: TraceEvent.Request) -> String? {
-        if let error = r.error { return error }
-        if let status = r.status, status >= 400 { return String(status) }
-        return nil
+    /// `error.type` into `out`: the error identity, else the status code as text for a status of 400
+    /// and up, else nothing.
+    static func errorType(_ r: TraceRecord, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        if let error = r.error {
+            out.append(contentsOf: error.bytes)
+        } else if let status = r.status, status >= 400 {
+            out.append(contentsOf: String(status).utf8)
+        }
     }
 
     /// A host as the trace holds it, without user information a hostile or careless producer left in it.
-    static func sanitizedHost(_ host: String) -> String {
-        guard let at = host.lastIndex(of: "@") else { return host }
-        return String(host[host.index(after: at)...])
+    static func sanitizedHost(_ host: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard let at = host.lastIndex(of: UInt8(ascii: "@")) else { return host }
+        return UnsafeRawBufferPointer(rebasing: host[(at + 1)...])
     }
 
-    /// `https://host[:port]/route`: traces keep the route template, never the URL, so this is the
-    /// URL with its template path; no credentials, no query, no fragment.
-    static func fullURL(host: String?, port: Int?, route: String) -> String? {
-        guard let host, !host.isEmpty else { return nil }
-        var path = withoutQuery(route)
-        if !path.hasPrefix("/") { path = "/" + path }
-        let scheme = port == 80 ? "http" : "https"
-        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        let portPart = port.map { $0 == 443 || $0 == 80 ? "" : ":\($0)" } ?? ""
-        return "\(scheme)://\(hostPart)\(portPart)\(path)"
+    /// `https://host[:port]/route` into `out`: traces keep the route template, never the URL, so this
+    /// is the URL with its template path; no credentials, no query, no fragment.
+    static func fullURL(host: UnsafeRawBufferPointer, port: Int?, route: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: (port == 80 ? "http://" : "https://").utf8)
+        let bracketed = host.contains(UInt8(ascii: ":")) && host.first != UInt8(ascii: "[")
+        if bracketed { out.append(UInt8(ascii: "[")) }
+        out.append(contentsOf: host)
+        if bracketed { out.append(UInt8(ascii: "]")) }
+        if let port, port != 443, port != 80 {
+            out.append(UInt8(ascii: ":"))
+            out.append(contentsOf: String(port).utf8)
+        }
+        let path = withoutQuery(route)
+        if path.first != UInt8(ascii: "/") { out.append(UInt8(ascii: "/")) }
+        out.append(contentsOf: path)
     }
 
     /// `route` up to its first `?` or `#`.
+    static func withoutQuery(_ route: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard let cut = route.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return route }
+        return UnsafeRawBufferPointer(rebasing: route[..<cut])
+    }
+
+    /// ``withoutQuery(_:)-(UnsafeRawBufferPointer)`` of a `String` (the metrics' labels).
     static func withoutQuery(_ route: String) -> String {
-        guard let cut = route.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return route }
-        return String(route[..<cut])
+        var route = route
+        return route.withUTF8 { String(decoding: withoutQuery(UnsafeRawBufferPointer($0)), as: UTF8.self) }
     }
 
-    /// `network.protocol.version` from the ALPN name: `http/1.1` is `1.1`, `h2` is `2`, `h3` is `3`.
-    static func protocolVersion(_ alpn: String?) -> String? {
-        guard let alpn = alpn?.lowercased() else { return nil }
-        switch alpn {
-        case "h2", "h2c": return "2"
-        case "h3": return "3"
-        default:
-            if alpn.hasPrefix("http/") { return String(alpn.dropFirst(5)) }
-            return nil
+    /// ``sanitizedHost(_:)-(UnsafeRawBufferPointer)`` of a `String` (the metrics' labels).
+    static func sanitizedHost(_ host: String) -> String {
+        var host = host
+        return host.withUTF8 { String(decoding: sanitizedHost(UnsafeRawBufferPointer($0)), as: UTF8.self) }
+    }
+
+    /// `network.protocol.version` from the ALPN name: `http/1.1` is `1.1`, `h2` is `2`, `h3` is `3`
+    /// (letters compared without case); nothing for other names.
+    static func withProtocolVersion(_ alpn: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
+        guard alpn.allSatisfy({ $0 < 0x80 }) else {
+            // Beyond ASCII, lowercasing is Unicode's.
+            let lowered = String(decoding: alpn, as: UTF8.self).lowercased()
+            guard lowered.hasPrefix("http/") else { return }
+            var version = String(lowered.dropFirst(5))
+            version.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+            return
         }
-    }
-
-    // MARK: - Log records
-
-    private static func record(
-        _ event: TraceEvent, name: String, severity: Int, text: String, body: String, attributes: [OTLPAttribute]
-    ) -> OTLPLogRecord {
-        OTLPLogRecord(
-            timeUnixNano: nanos(event.timestamp), severityNumber: severity, severityText: text, body: body, eventName: name,
-            attributes: attributes, traceID: OTLPIdentifiers.traceID(event.traceID) ?? [],
-            spanID: OTLPIdentifiers.traceID(event.traceID) == nil ? [] : OTLPIdentifiers.spanID(event.spanID) ?? [])
-    }
-
-    static func decodeFailure(_ d: TraceEvent.DecodeFailure, event: TraceEvent) -> OTLPLogRecord {
-        var a: [OTLPAttribute] = []
-        a.add("url.template", d.route)
-        a.add("apitrace.decode.entity", d.entity)
-        a.add("apitrace.decode.kind", d.kind.rawValue)
-        a.add("apitrace.decode.path", d.path.isEmpty ? nil : d.path)
-        a.add("apitrace.decode.path_pattern", d.path.isEmpty ? nil : d.pathPattern)
-        a.add("apitrace.decode.key", d.key)
-        a.add("error.type", "DecodingError.\(d.kind.rawValue)")
-        let at = d.path.isEmpty ? "" : " at \(d.path)"
-        let body = "\(d.entity): \(d.kind.rawValue)\(at)" + (d.message.isEmpty ? "" : ": \(d.message)")
-        return record(event, name: "apitrace.decode_failure", severity: 17, text: "ERROR", body: body, attributes: a)
-    }
-
-    static func recordedError(_ e: TraceEvent.RecordedError, event: TraceEvent) -> OTLPLogRecord {
-        var a: [OTLPAttribute] = []
-        a.add("error.type", e.identity)
-        a.add("exception.type", e.identity)
-        a.add("exception.message", e.message.isEmpty ? nil : e.message)
-        a.add("url.template", e.route)
-        a.add("code.file.path", e.file)
-        a.add("code.line.number", e.line)
-        a.add("apitrace.error.underlying", e.underlying.isEmpty ? nil : e.underlying.joined(separator: " <- "))
-        a.add("apitrace.error.suppressed", e.suppressed)
-        for (key, value) in e.userInfo.sorted(by: { $0.key < $1.key }) { a.add("apitrace.error.user_info.\(key)", value) }
-        return record(event, name: "apitrace.error", severity: 17, text: "ERROR", body: e.message.isEmpty ? e.identity : e.message, attributes: a)
-    }
-
-    static func sse(_ s: TraceEvent.SSE, event: TraceEvent) -> OTLPLogRecord {
-        var a: [OTLPAttribute] = []
-        a.add("url.template", s.route)
-        a.add("apitrace.sse.phase", s.phase.rawValue)
-        a.add("apitrace.sse.attempt", s.attempt)
-        a.add("apitrace.sse.delay_ms", s.delayMs)
-        a.add("apitrace.sse.last_event_id", s.lastEventID)
-        a.add("apitrace.sse.reason", s.reason)
-        a.add("http.response.status_code", s.status)
-        a.add("apitrace.sse.events", s.events)
-        a.add("apitrace.sse.duration_ms", s.durationMs)
-        let (severity, text): (Int, String) =
-            switch s.phase {
-            case .fail: (17, "ERROR")
-            case .reconnect: (13, "WARN")
-            default: (9, "INFO")
-            }
-        var body = "SSE \(s.phase.rawValue) \(s.route)"
-        if let reason = s.reason { body += " (\(reason))" }
-        if s.phase == .reconnect, let delay = s.delayMs { body += " after \(delay) ms" }
-        return record(event, name: "apitrace.sse", severity: severity, text: text, body: body, attributes: a)
-    }
-
-    static func webSocket(_ w: TraceEvent.WebSocket, event: TraceEvent) -> OTLPLogRecord {
-        var a: [OTLPAttribute] = []
-        a.add("url.template", w.route)
-        a.add("apitrace.websocket.phase", w.phase.rawValue)
-        a.add("apitrace.websocket.attempt", w.attempt)
-        a.add("apitrace.websocket.close_code", w.code)
-        a.add("apitrace.websocket.reason", w.reason)
-        a.add("apitrace.websocket.closed_by", w.closedBy)
-        a.add("http.response.status_code", w.status)
-        a.add("apitrace.websocket.delay_ms", w.delayMs)
-        a.add("apitrace.websocket.duration_ms", w.durationMs)
-        a.add("apitrace.websocket.messages_in", w.messagesIn)
-        a.add("apitrace.websocket.messages_out", w.messagesOut)
-        a.add("apitrace.websocket.bytes_in", w.bytesIn.map { Int(clamping: $0) })
-        a.add("apitrace.websocket.bytes_out", w.bytesOut.map { Int(clamping: $0) })
-        a.add("apitrace.websocket.pings", w.pings)
-        a.add("apitrace.websocket.ping_rtt_ms", w.pingRTTMs)
-        a.add("apitrace.websocket.silence_ms", w.silenceMs)
-        // A close other than a normal (1000) or going-away (1001) one is what a user wants flagged.
-        let abnormalClose = w.phase.rawValue == "close" && TraceEvent.WebSocket.isAbnormalClose(code: w.code)
-        let (severity, text): (Int, String) =
-            w.phase.rawValue == "fail" ? (17, "ERROR")
-            : w.phase.rawValue == "reconnect" || abnormalClose ? (13, "WARN") : (9, "INFO")
-        var body = "WebSocket \(w.phase.rawValue) \(w.route)"
-        if let code = w.code { body += " \(code)" }
-        if let reason = w.reason { body += " (\(reason))" }
-        return record(event, name: "apitrace.websocket", severity: severity, text: text, body: body, attributes: a)
-    }
-
-    /// swift-log's levels on OpenTelemetry's severity numbers.
-    static func severity(of level: String) -> (Int, String) {
-        switch level.lowercased() {
-        case "trace": (1, "TRACE")
-        case "debug": (5, "DEBUG")
-        case "info": (9, "INFO")
-        case "notice": (10, "NOTICE")
-        case "warning", "warn": (13, "WARN")
-        case "error": (17, "ERROR")
-        case "critical", "fatal": (21, "FATAL")
-        default: (0, level)
+        func lower(_ c: UInt8) -> UInt8 { c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c }
+        func equals(_ name: StaticString) -> Bool {
+            alpn.count == name.utf8CodeUnitCount && zip(alpn, name.bytes).allSatisfy { lower($0) == $1 }
         }
+        if equals("h2") || equals("h2c") { return body(StaticString("2").bytes) }
+        if equals("h3") { return body(StaticString("3").bytes) }
+        let prefix: StaticString = "http/"
+        guard alpn.count >= 5, zip(alpn.prefix(5), prefix.bytes).allSatisfy({ lower($0) == $1 }) else { return }
+        var version = [UInt8](alpn.dropFirst(5))
+        for i in version.indices { version[i] = lower(version[i]) }
+        version.withUnsafeBytes(body)
     }
+}
 
-    static func log(_ l: TraceEvent.Log, event: TraceEvent) -> OTLPLogRecord {
-        var a: [OTLPAttribute] = []
-        a.add("apitrace.log.source", l.source)
-        for (key, value) in l.metadata.sorted(by: { $0.key < $1.key }) where !key.isEmpty { a.add("apitrace.log.metadata.\(key)", value) }
-        let (severity, text) = severity(of: l.level)
-        return record(event, name: "apitrace.log", severity: severity, text: text, body: l.message, attributes: a)
-    }
-
-    static func dropped(_ d: TraceEvent.Dropped, event: TraceEvent) -> OTLPLogRecord {
-        var a: [OTLPAttribute] = []
-        a.add("apitrace.dropped.count", d.count)
-        a.add("apitrace.dropped.reason", d.reason)
-        return record(event, name: "apitrace.dropped", severity: 13, text: "WARN", body: "\(d.count) events dropped (\(d.reason))", attributes: a)
+extension RequestOutcome {
+    /// ``rawValue`` as static text (no `String` per span).
+    var staticName: StaticString {
+        switch self {
+        case .success: "success"
+        case .clientError: "client_error"
+        case .serverError: "server_error"
+        case .transport: "transport"
+        case .cancelled: "cancelled"
+        case .offline: "offline"
+        }
     }
 }

@@ -46,11 +46,11 @@ public enum OTLPProtobufEncoding {
         return w.bytes
     }
 
-    private static func resource(_ resource: OTLPResource, into w: inout ProtobufWriter) {
+    static func resource(_ resource: OTLPResource, into w: inout ProtobufWriter) {
         w.message(1) { w in attributes(resource.attributes, field: 1, into: &w) }
     }
 
-    private static func scope(into w: inout ProtobufWriter) {
+    static func scope(into w: inout ProtobufWriter) {
         w.message(1) { w in w.string(1, OTLPScope.name) }
     }
 

@@ -42,14 +42,23 @@ public struct OTLPSender: Sendable {
 
     /// Sends `payload` (already encoded) to the signal's URL, waiting for the outcome.
     public func send(_ payload: [UInt8], signal: OTLPEndpoint.Signal) -> Outcome {
+        let body: [UInt8]
+        do { body = try self.body(payload) } catch {
+            return .rejected(attempts: 0, reason: "cannot gzip the payload: \(error)")
+        }
+        return send(body: body, signal: signal)
+    }
+
+    /// The body ``send(body:signal:)`` posts for an encoded payload: gzipped when the endpoint asks
+    /// for it. Safe to call on any thread (an export prepares bodies on its reading threads).
+    public func body(_ payload: [UInt8]) throws -> [UInt8] {
+        try endpoint.gzip ? GzipDeflater.compress(payload, level: 1) : payload
+    }
+
+    /// Sends a body made by ``body(_:)`` to the signal's URL, waiting for the outcome.
+    public func send(body: [UInt8], signal: OTLPEndpoint.Signal) -> Outcome {
         guard let url = endpoint.urls[signal] else { return .rejected(attempts: 0, reason: "no URL for \(signal.rawValue)") }
         let where_ = endpoint.displayName(signal)
-        var body = payload
-        if endpoint.gzip {
-            do { body = try GzipDeflater.compress(payload, level: 1) } catch {
-                return .rejected(attempts: 0, reason: "cannot gzip the payload: \(error)")
-            }
-        }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue(endpoint.encoding.contentType, forHTTPHeaderField: "Content-Type")

@@ -97,17 +97,23 @@ package struct ProtobufWriter {
     /// A nested message: `body` writes its fields, then its length is inserted before them.
     /// An empty message is still written when `always` (a `oneof` member must be present).
     package mutating func message(_ field: Int, always: Bool = true, _ body: (inout ProtobufWriter) -> Void) {
-        tag(field, .lengthDelimited)
-        let start = bytes.count
+        let start = beginMessage(field)
         body(&self)
+        endMessage(field, start: start, always: always)
+    }
+
+    /// Starts a nested message whose fields follow; returns where they start, for ``endMessage(_:start:always:)``.
+    package mutating func beginMessage(_ field: Int) -> Int {
+        tag(field, .lengthDelimited)
+        return bytes.count
+    }
+
+    /// Ends the message begun at `start`: its length is inserted before its fields.
+    package mutating func endMessage(_ field: Int, start: Int, always: Bool = true) {
         let length = bytes.count - start
         if length == 0, !always {
             // Take the tag back: nothing to say.
-            bytes.removeLast(bytes.count - start)
-            var tagLength = 1
-            var t = UInt64(field) << 3
-            while t >= 0x80 { tagLength += 1; t >>= 7 }
-            bytes.removeLast(tagLength)
+            bytes.removeLast(Self.varintSize(UInt64(field) << 3))
             return
         }
         // Most nested messages (attributes, values) are under 128 bytes: one byte, no array.
@@ -115,15 +121,54 @@ package struct ProtobufWriter {
             bytes.insert(UInt8(length), at: start)
             return
         }
-        var prefix: [UInt8] = []
+        var prefix: (UInt64, UInt8) = (0, 0)
         var v = UInt64(length)
-        while v >= 0x80 {
-            prefix.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
+        withUnsafeMutableBytes(of: &prefix.0) { p in
+            var n = 0
+            while v >= 0x80 {
+                p[n] = UInt8(truncatingIfNeeded: v) | 0x80
+                v >>= 7
+                n += 1
+            }
+            p[n] = UInt8(v)
+            bytes.insert(contentsOf: UnsafeRawBufferPointer(rebasing: p[0...n]), at: start)
         }
-        prefix.append(UInt8(v))
-        bytes.insert(contentsOf: prefix, at: start)
     }
+
+    /// Bytes as they are (an encoded part made elsewhere).
+    package mutating func append(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
+
+    /// A length-delimited field of raw bytes, written even when empty.
+    package mutating func bytesAlways(_ field: Int, _ value: UnsafeRawBufferPointer) {
+        tag(field, .lengthDelimited)
+        varint(UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+
+    /// A length-delimited field whose length is known before its contents: its tag and length.
+    package mutating func lengthPrefix(_ field: Int, _ length: Int) {
+        tag(field, .lengthDelimited)
+        varint(UInt64(length))
+    }
+
+    /// Eight bytes, most significant first (ids are big-endian byte strings).
+    package mutating func appendBigEndian(_ value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Removes every byte, keeping the room.
+    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
+    /// Bytes a varint of `value` takes.
+    package static func varintSize(_ value: UInt64) -> Int {
+        var n = 1
+        var v = value
+        while v >= 0x80 { n += 1; v >>= 7 }
+        return n
+    }
+
+    /// Bytes the tag of `field` takes.
+    package static func tagSize(_ field: Int) -> Int { varintSize(UInt64(field) << 3) }
 
     private mutating func appendLittleEndian(_ value: UInt64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }

@@ -9,7 +9,7 @@ extension TraceRecord {
 
     /// The full event this record holds (after ``TraceRecordScanner`` returned `.event`): text
     /// decoded to `String`, the JSON text of objects and arrays read into maps and lists.
-    var event: TraceEvent {
+    package var event: TraceEvent {
         let payload: TraceEvent.Payload
         switch kind {
         case .request:

@@ -19,9 +19,10 @@ extension APITrace.Export {
             do { cumulative = try CumulativeExport.load(path: state, selection: stateSelection) } catch { throw fail("\(error)") }
         }
         let session = session
+        // Without a condition on events, none is asked: the export then reads lines without making events.
         let reader = TraceExportReader(
             since: filter.since, until: filter.until, keepFile: filter.matches(header:),
-            keepEvent: { filter.matches($0) && (session == nil || $0.session == session) })
+            keepEvent: filter.keepsEveryRequest && session == nil ? nil : { filter.matches($0) && (session == nil || $0.session == session) })
         var saveError: String?
         let commit: (CumulativeExport) -> Void = { current in
             guard let state else { return }
@@ -46,9 +47,11 @@ extension APITrace.Export {
                 endpoint = try OTLPEndpoint.configure(endpoint: self.endpoint, encoding: otlpProtocol.flatMap(OTLPEndpoint.Encoding.init(rawValue:)))
             } catch { throw fail("\(error)") }
             let sender = OTLPSender(endpoint: endpoint)
-            let export = OTLPExport(encoding: endpoint.encoding, batchSize: batchSize, commit: commit) { signal, payload in
-                sender.send(payload, signal: signal)
+            var export = OTLPExport(encoding: endpoint.encoding, batchSize: batchSize, commit: commit) { signal, body in
+                sender.send(body: body, signal: signal)
             }
+            // Bodies are gzipped on the reading threads: the sending thread only sends.
+            export.prepare = { try sender.body($0) }
             outcome = export.run(reader, sources, state: &cumulative)
         }
         for warning in outcome.read.warnings.map(\.description) { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
