@@ -120,6 +120,8 @@ public struct AlertRunner: Sendable {
         }
         // Grouped rules are evaluated against the state (their open groups recover without traffic).
         let counts = RunCounts(detections: detections, totals: counted.counts, groups: counted.groups)
+        // A damaged cache only costs a full count: said, named, and rebuilt by this save.
+        if let problem = cache?.problem { outcome.problems.append("warning: \(problem)") }
         cache?.save()
         let store = StateStore(path: options.statePath)
         if options.dryRun {

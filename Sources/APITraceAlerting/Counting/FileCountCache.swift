@@ -1,211 +1,290 @@
 import APITraceFormat
 import Foundation
 
-/// Per-file bucket counts and failure groups of finished trace files, kept beside the state
-/// (`<state>.counts`) so a cron run every minute decompresses only the files still being written.
+/// Per-file bucket counts and failure groups of trace files, kept beside the state
+/// (`<state>.counts`) so a cron run every minute decompresses only what was written since the last.
 ///
-/// A file is finished once its producer has started a later file: the writer never appends to
-/// a file after that. An entry is used only while the file's ``FileStatus`` (size, modification
-/// time, inode: a file replaced in place is a new file) is unchanged, as the report's summary
-/// cache keys its entries, and only for a rule with the same scope, failure definition and bucket width
-/// (counts) or the same route scope (a `new_failures` rule's ``FileFailureGroups``).
-/// The format is a small private binary one; a damaged or foreign cache is ignored and rebuilt.
+/// A client of the one per-file cache store (``FileCacheStore``). A finished file's entry is used
+/// only while its ``FileStatus`` (size, modification time, inode: a file replaced in place is a new
+/// file) is unchanged, as the report's summary cache keys its entries. A collector's open file,
+/// which grows by appended gzip members, keeps the counts up to its last complete member with an
+/// ``AppendedPrefix``: the next run inflates only the members appended since, and a file cut back
+/// or rewritten under its name is counted again in full. Counts serve a rule with the same scope,
+/// failure definition and bucket width (runs) or the same route scope (a `new_failures` rule's
+/// ``FileFailureGroups``). A damaged or foreign cache is ignored (``problem``) and rebuilt.
 public final class FileCountCache: Sendable {
     /// Path of the cache file.
     public let path: String
-    private let state: Locked<State>
+    let store: FileCacheStore
 
-    private struct State {
-        var entries: [String: Entry] = [:]
-        /// Files used by this run: only they are written back.
-        var used: Set<String> = []
-        var changed = false
-        /// How many entries the last save wrote (nil: none yet).
-        var written: Int?
-    }
+    /// The client name and version of the entries in the store.
+    static let client = "alert-counts 2"
 
-    struct Entry {
-        var status: FileStatus
-        var runs: [String: BucketRun] = [:]
-        var groups: [String: FileFailureGroups] = [:]
-    }
-
-    /// Opens (reads) the cache at `path`; a missing or unreadable file is an empty cache.
+    /// Opens (reads) the cache at `path`; a missing file is an empty cache, an unreadable or
+    /// damaged one too (see ``problem``).
     public init(path: String) {
         self.path = path
-        // Never blocking on a FIFO or reading through a link planted at its name; a cache that
-        // cannot be read is rebuilt.
-        let bytes = (try? RegularFile.read(path, limit: Self.maximumBytes).get()) ?? nil
-        let entries = bytes.flatMap { Self.decode(Data($0)) } ?? [:]
-        state = Locked(State(entries: entries))
+        store = FileCacheStore(path: path, client: Self.client)
     }
 
     /// A cache that lives only as long as the object (a backtest's many evaluations); ``save()``
     /// writes nothing.
     public init() {
         path = ""
-        state = Locked(State())
+        store = FileCacheStore(client: Self.client)
     }
+
+    /// Why the cache file was not used (damaged, of another version, unreadable), naming it; nil when it was.
+    public var problem: String? { store.problem }
+
+    /// Writes the cache (temporary file + rename), keeping only files used by this run. Can be
+    /// called more than once in a run (after counting, after `new_failures` rules).
+    public func save() { store.save() }
+
+    // MARK: - Finished files
 
     /// The cached counts of `file` for rule signatures, when the file is unchanged: per rule its
     /// run and, for a grouped rule (`grouped`), its runs by group counting key.
     func runs(for file: String, status: FileStatus, signatures: [String], grouped: [Bool]) -> (runs: [BucketRun], groups: [[String: BucketRun]])? {
-        state.withLock { state in
-            guard let entry = state.entries[file], entry.status == status else { return nil }
-            var result: [BucketRun] = [], groups: [[String: BucketRun]] = []
-            for (signature, isGrouped) in zip(signatures, grouped) {
-                guard let run = entry.runs[signature] else { return nil }
-                result.append(run)
-                var byGroup: [String: BucketRun] = [:]
-                if isGrouped {
-                    let prefix = signature + Self.groupSeparator
-                    for (key, run) in entry.runs where key.hasPrefix(prefix) { byGroup[String(key.dropFirst(prefix.count))] = run }
-                }
-                groups.append(byGroup)
-            }
-            state.used.insert(file)
-            return (result, groups)
-        }
+        guard let entry = store.entry(file), entry.status == status, entry.prefix == nil,
+              let found = Self.runs(in: entry.sections, signatures: signatures, grouped: grouped) else { return nil }
+        store.markUsed(file)
+        return found
     }
 
-    /// Between a grouped rule's signature and a group's counting key in an entry's run names.
-    static let groupSeparator = "\u{2}group\u{2}"
-
     func store(_ runs: [BucketRun], groups: [[String: BucketRun]], for file: String, status: FileStatus, signatures: [String]) {
-        update(file, status: status) { entry in
-            for (i, (signature, run)) in zip(signatures, runs).enumerated() {
-                entry.runs[signature] = run
-                let prefix = signature + Self.groupSeparator
-                entry.runs = entry.runs.filter { !$0.key.hasPrefix(prefix) }
-                for (key, run) in i < groups.count ? groups[i] : [:] { entry.runs[prefix + key] = run }
-            }
-        }
+        update(file, status: status, prefix: nil) { Self.put(runs, groups: groups, signatures: signatures, into: &$0) }
     }
 
     /// The cached failure groups of `file` for a `new_failures` signature, when the file is unchanged.
     func failureGroups(for file: String, status: FileStatus, signature: String) -> FileFailureGroups? {
-        state.withLock { state in
-            guard let entry = state.entries[file], entry.status == status,
-                  let groups = entry.groups[signature] else { return nil }
-            state.used.insert(file)
-            return groups
-        }
+        guard let entry = store.entry(file), entry.status == status, entry.prefix == nil,
+              let bytes = entry.sections[Self.groupsSection + signature],
+              let groups = Self.decodeGroups(bytes) else { return nil }
+        store.markUsed(file)
+        return groups
     }
 
     func store(_ groups: FileFailureGroups, for file: String, status: FileStatus, signature: String) {
-        update(file, status: status) { $0.groups[signature] = groups }
+        update(file, status: status, prefix: nil) { $0[Self.groupsSection + signature] = Self.encode(groups) }
     }
 
-    /// Changes the entry of `file`, starting afresh when the file changed since it was stored.
+    // MARK: - Appended (open) files
+
+    /// What the cache holds of a file that grows by appended members: counts up to ``prefix``,
+    /// and the header context (``context(of:)``) of the file's first member.
+    struct AppendedCounts {
+        var runs: [BucketRun]
+        var groups: [[String: BucketRun]]
+        var prefix: AppendedPrefix
+        var context: [UInt8]
+    }
+
+    /// The cached counts of the prefix of `file`, when its bytes up to the prefix are unchanged
+    /// (same inode, the fingerprints of ``AppendedPrefix`` match).
+    func appended(for file: String, status: FileStatus, signatures: [String], grouped: [Bool]) -> AppendedCounts? {
+        guard let entry = store.entry(file), let prefix = entry.prefix, entry.status.inode == status.inode,
+              prefix.offset <= status.size, AppendedPrefix(path: file, offset: prefix.offset) == prefix,
+              let context = entry.sections[Self.contextSection],
+              let found = Self.runs(in: entry.sections, signatures: signatures, grouped: grouped) else { return nil }
+        store.markUsed(file)
+        return AppendedCounts(runs: found.runs, groups: found.groups, prefix: prefix, context: context)
+    }
+
+    func storeAppended(_ runs: [BucketRun], groups: [[String: BucketRun]], for file: String, status: FileStatus, prefix: AppendedPrefix,
+                       context: [UInt8], signatures: [String]) {
+        store.update(file) { entry in
+            var sections: [String: [UInt8]] = [Self.contextSection: context]
+            Self.put(runs, groups: groups, signatures: signatures, into: &sections)
+            entry = FileCacheStore.Entry(status: status, prefix: prefix, sections: sections)
+        }
+    }
+
+    /// The header fields every member of an appended file must share for its counts to add up
+    /// (``TraceFileReader/RecordLines`` takes a repeated header of the same context as a member boundary).
+    static func context(of header: TraceFileHeader) -> [UInt8] {
+        var writer = BinaryWriter(capacity: 64)
+        writer.put(header.producer)
+        writer.put(header.app)
+        writer.put(header.appVersion)
+        writer.put(header.host)
+        return writer.bytes
+    }
+
+    // MARK: - Sections
+
+    private static let runsSection = "runs\u{1}"
+    private static let groupsSection = "groups\u{1}"
+    private static let contextSection = "context"
+    /// Between a grouped rule's signature and a group's counting key in an entry's run names.
+    static let groupSeparator = "\u{2}group\u{2}"
+
+    /// Changes the sections of `file`, starting afresh when the file changed since they were stored.
     /// Nothing is stored when the file changed while it was read (its status differs from `status`).
-    private func update(_ file: String, status: FileStatus, _ change: (inout Entry) -> Void) {
+    private func update(_ file: String, status: FileStatus, prefix: AppendedPrefix?, _ change: (inout [String: [UInt8]]) -> Void) {
         guard FileStatus(path: file) == status else { return }
-        state.withLock { state in
-            var entry = state.entries[file].flatMap { $0.status == status ? $0 : nil } ?? Entry(status: status)
-            change(&entry)
-            state.entries[file] = entry
-            state.used.insert(file)
-            state.changed = true
+        store.update(file) { entry in
+            var sections = entry.flatMap { $0.status == status && $0.prefix == prefix ? $0.sections : nil } ?? [:]
+            change(&sections)
+            entry = FileCacheStore.Entry(status: status, prefix: prefix, sections: sections)
         }
     }
 
-    /// Writes the cache (temporary file + rename), keeping only files used by this run. Can be
-    /// called more than once in a run (after counting, after `new_failures` rules): entries
-    /// not used yet stay in memory until the run ends.
-    public func save() {
-        guard !path.isEmpty else { return }
-        state.withLock { state in
-            guard state.changed || state.used.count != (state.written ?? state.entries.count) else { return }
-            let kept = state.entries.filter { state.used.contains($0.key) }
-            // A cache that cannot be written (a full disk) is only slower next time.
-            try? AtomicFileWriter.write(Self.encode(kept), to: path)
-            state.changed = false
-            state.written = kept.count
+    private static func put(_ runs: [BucketRun], groups: [[String: BucketRun]], signatures: [String], into sections: inout [String: [UInt8]]) {
+        for (i, (signature, run)) in zip(signatures, runs).enumerated() {
+            let name = runsSection + signature
+            sections[name] = encode(run)
+            let prefix = name + groupSeparator
+            for key in sections.keys where key.hasPrefix(prefix) { sections[key] = nil }
+            for (key, run) in i < groups.count ? groups[i] : [:] { sections[prefix + key] = encode(run) }
         }
     }
 
-    /// The largest cache file read; a larger one is rebuilt.
-    static let maximumBytes = 256 << 20
+    private static func runs(in sections: [String: [UInt8]], signatures: [String], grouped: [Bool]) -> (runs: [BucketRun], groups: [[String: BucketRun]])? {
+        var result: [BucketRun] = [], groups: [[String: BucketRun]] = []
+        for (signature, isGrouped) in zip(signatures, grouped) {
+            let name = runsSection + signature
+            guard let bytes = sections[name], let run = decodeRun(bytes) else { return nil }
+            result.append(run)
+            var byGroup: [String: BucketRun] = [:]
+            if isGrouped {
+                let prefix = name + groupSeparator
+                for (key, bytes) in sections where key.hasPrefix(prefix) {
+                    guard let run = decodeRun(bytes) else { return nil }
+                    byGroup[String(key.dropFirst(prefix.count))] = run
+                }
+            }
+            groups.append(byGroup)
+        }
+        return (result, groups)
+    }
 
-    private static let magic: UInt32 = 0x4154_4333  // "ATC3"
+    // MARK: - Encoding
 
+    /// A run: its first bucket, then each bucket's requests and failures, a whole number as a
+    /// varint of twice itself (most counts take a byte), any other as the marker 1 and its 8 bytes.
+    static func encode(_ run: BucketRun) -> [UInt8] {
+        var writer = BinaryWriter(capacity: 16 + 4 * run.requests.count)
+        writer.put(run.first)
+        writer.put(run.requests.count)
+        func amount(_ value: Double) {
+            if value >= 0, value < 0x1p52, value.rounded(.towardZero) == value {
+                writer.put(Int(value) << 1)
+            } else {
+                writer.put(1)
+                writer.put(value)
+            }
+        }
+        for i in run.requests.indices {
+            amount(run.requests[i])
+            amount(run.failures[i])
+        }
+        return writer.bytes
+    }
+
+    static func decodeRun(_ bytes: [UInt8]) -> BucketRun? {
+        bytes.withUnsafeBytes { raw -> BucketRun? in
+            var reader = BinaryReader(raw)
+            func amount() throws(BinaryReader.Invalid) -> Double {
+                let tag = try reader.varint()
+                if tag & 1 == 0 { return Double(tag >> 1) }
+                guard tag == 1 else { throw BinaryReader.Invalid() }
+                // Counts are finite and not negative; anything else is a damaged or forged cache.
+                return try reader.amount()
+            }
+            do throws(BinaryReader.Invalid) {
+                var run = BucketRun()
+                run.first = try reader.get(Int64.self)
+                let n = try reader.count()
+                // Each bucket takes two bytes at least: a hostile count reserves nothing.
+                guard n <= reader.remaining / 2 else { return nil }
+                run.requests.reserveCapacity(n)
+                run.failures.reserveCapacity(n)
+                for _ in 0..<n {
+                    run.requests.append(try amount())
+                    run.failures.append(try amount())
+                }
+                guard reader.remaining == 0 else { return nil }
+                return run
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    static func encode(_ summary: FileFailureGroups) -> [UInt8] {
+        var writer = BinaryWriter(capacity: 64 + 32 * summary.groups.count)
+        writer.put(summary.appVersion)
+        writer.put(summary.first)
+        writer.put(summary.last)
+        writer.putCount(summary.groups.count)
+        for g in summary.groups {
+            writer.put(g.key)
+            writer.put(g.isDecodeFailure)
+            writer.put(g.count)
+            writer.put(g.last)
+        }
+        return writer.bytes
+    }
+
+    static func decodeGroups(_ bytes: [UInt8]) -> FileFailureGroups? {
+        bytes.withUnsafeBytes { raw -> FileFailureGroups? in
+            var reader = BinaryReader(raw)
+            do throws(BinaryReader.Invalid) {
+                var summary = FileFailureGroups(appVersion: try reader.string(), first: try reader.get(Int64.self), last: try reader.get(Int64.self))
+                let n = try reader.items(minimumSize: 21)
+                summary.groups.reserveCapacity(n)
+                for _ in 0..<n {
+                    let key = try reader.string(), flag = try reader.bool(), count = try reader.get(Int64.self), last = try reader.get(Int64.self)
+                    guard count > 0 else { return nil }
+                    summary.groups.append(.init(key: key, isDecodeFailure: flag, count: count, last: last))
+                }
+                guard reader.remaining == 0 else { return nil }
+                return summary
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    // MARK: - Whole files (tests, tools)
+
+    /// A finished file's entry, decoded whole.
+    struct Entry {
+        var status: FileStatus
+        var runs: [String: BucketRun] = [:]
+        var groups: [String: FileFailureGroups] = [:]
+    }
+
+    /// The bytes of a cache file holding `entries` (finished files).
     static func encode(_ entries: [String: Entry]) -> Data {
-        var out = Data()
-        func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
-        func put(_ s: String) { let b = Array(s.utf8); put(UInt32(b.count)); out.append(contentsOf: b) }
-        put(magic)
-        put(UInt32(entries.count))
+        var stored: [String: FileCacheStore.Entry] = [:]
         for (file, entry) in entries {
-            put(file); put(entry.status.size); put(entry.status.modifiedNanoseconds); put(entry.status.inode); put(UInt32(entry.runs.count))
-            for (signature, run) in entry.runs {
-                put(signature); put(run.first); put(UInt32(run.requests.count))
-                for i in run.requests.indices { put(run.requests[i].bitPattern); put(run.failures[i].bitPattern) }
-            }
-            put(UInt32(entry.groups.count))
-            for (signature, summary) in entry.groups {
-                put(signature); put(summary.appVersion); put(summary.first); put(summary.last); put(UInt32(summary.groups.count))
-                for g in summary.groups {
-                    put(g.key); put(UInt8(g.isDecodeFailure ? 1 : 0)); put(g.count); put(g.last)
-                }
-            }
+            var sections: [String: [UInt8]] = [:]
+            for (signature, run) in entry.runs { sections[runsSection + signature] = encode(run) }
+            for (signature, groups) in entry.groups { sections[groupsSection + signature] = encode(groups) }
+            stored[file] = FileCacheStore.Entry(status: entry.status, sections: sections)
         }
-        return out
+        return Data(FileCacheStore.encodeAll(stored, client: client))
     }
 
+    /// Every entry of a cache file's bytes; nil when anything in them is damaged.
     static func decode(_ data: Data) -> [String: Entry]? {
-        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [String: Entry]? in
-            var at = 0
-            func get<T: FixedWidthInteger>(_: T.Type) -> T? {
-                guard at + MemoryLayout<T>.size <= raw.count else { return nil }
-                defer { at += MemoryLayout<T>.size }
-                return T(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: T.self))
-            }
-            func string() -> String? {
-                guard let n = get(UInt32.self), at + Int(n) <= raw.count else { return nil }
-                defer { at += Int(n) }
-                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[at..<(at + Int(n))]), as: UTF8.self)
-            }
-            // Counts read from the file are checked against the bytes left before anything is reserved.
-            func count(_ minimumBytesEach: Int) -> Int? {
-                guard let n = get(UInt32.self), Int(n) <= (raw.count - at) / minimumBytesEach else { return nil }
-                return Int(n)
-            }
-            guard get(UInt32.self) == magic, let entryCount = count(36) else { return nil }
-            var entries: [String: Entry] = [:]
-            for _ in 0..<entryCount {
-                guard let file = string(), let size = get(Int64.self), let modified = get(Int64.self), let inode = get(UInt64.self),
-                      let runCount = count(16) else { return nil }
-                var entry = Entry(status: FileStatus(size: size, modifiedNanoseconds: modified, inode: inode))
-                for _ in 0..<runCount {
-                    guard let signature = string(), let first = get(Int64.self), let n = count(16) else { return nil }
-                    var run = BucketRun()
-                    run.first = first
-                    run.requests.reserveCapacity(n); run.failures.reserveCapacity(n)
-                    for _ in 0..<n {
-                        let requests = Double(bitPattern: get(UInt64.self)!), failures = Double(bitPattern: get(UInt64.self)!)
-                        // Counts are finite and not negative; anything else is a damaged or forged cache.
-                        guard requests.isFinite, failures.isFinite, requests >= 0, failures >= 0 else { return nil }
-                        run.requests.append(requests)
-                        run.failures.append(failures)
-                    }
-                    entry.runs[signature] = run
+        guard let stored = FileCacheStore.decodeAll(Array(data), client: client) else { return nil }
+        var entries: [String: Entry] = [:]
+        for (file, entry) in stored {
+            var out = Entry(status: entry.status)
+            for (name, bytes) in entry.sections {
+                if name.hasPrefix(runsSection) {
+                    guard let run = decodeRun(bytes) else { return nil }
+                    out.runs[String(name.dropFirst(runsSection.count))] = run
+                } else if name.hasPrefix(groupsSection) {
+                    guard let groups = decodeGroups(bytes) else { return nil }
+                    out.groups[String(name.dropFirst(groupsSection.count))] = groups
                 }
-                guard let summaryCount = count(28) else { return nil }
-                for _ in 0..<summaryCount {
-                    guard let signature = string(), let version = string(), let first = get(Int64.self), let last = get(Int64.self),
-                          let n = count(21) else { return nil }
-                    var summary = FileFailureGroups(appVersion: version, first: first, last: last)
-                    summary.groups.reserveCapacity(n)
-                    for _ in 0..<n {
-                        guard let key = string(), let flag = get(UInt8.self), let events = get(Int64.self), events > 0,
-                              let last = get(Int64.self) else { return nil }
-                        summary.groups.append(.init(key: key, isDecodeFailure: flag == 1, count: events, last: last))
-                    }
-                    entry.groups[signature] = summary
-                }
-                entries[file] = entry
             }
-            return entries
+            entries[file] = out
         }
+        return entries
     }
 }

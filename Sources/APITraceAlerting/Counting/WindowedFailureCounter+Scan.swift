@@ -65,6 +65,15 @@ struct ScanPlan: Sendable {
         var lines = 0
         var warnings: [TraceReadWarning] = []
         var fromCache = false
+        /// Counted events whose time lies outside the plan's span (a file's counts are cached only
+        /// without any: a cached entry then holds exactly what any later run's ranges can ask of it).
+        var outsideSpan = 0
+        /// The file's header, when it had one.
+        var header: TraceFileHeader?
+        /// True when the header put the file outside every rule's scope (it was not read on).
+        var declined = false
+        /// Where reading ended in the file (``TraceFileReader/RecordScan/endOffset``).
+        var endOffset: Int64 = 0
     }
 
     func scan(_ reader: TraceFileReader) -> FileCounts {
@@ -80,8 +89,9 @@ struct ScanPlan: Sendable {
             }
             return active.contains(true)
         }) { record, _ in
-            guard record.kind == .request || record.kind == .decodeFailure || record.kind == .error || record.kind == .websocket,
-                  span.contains(record.timestamp),
+            guard record.kind == .request || record.kind == .decodeFailure || record.kind == .error || record.kind == .websocket else { return true }
+            guard span.contains(record.timestamp) else { out.outsideSpan += 1; return true }
+            guard
                   ranges.count == 1 || ranges.contains(where: { $0.contains(record.timestamp) }) else { return true }
             count(record, active: active, appVersion: appVersion, into: &out)
             return true
@@ -92,6 +102,9 @@ struct ScanPlan: Sendable {
         }
         out.lines = scan.events + scan.invalidLines + scan.unknownTypes
         out.warnings = scan.warnings
+        out.header = scan.header
+        out.declined = scan.declined
+        out.endOffset = scan.endOffset
         return out
     }
 

@@ -89,29 +89,37 @@ public struct WindowedFailureCounter: Sendable {
         return result
     }
 
+    /// The span over which a selected file's counts are kept in the cache: a finished file's
+    /// (``TraceFileSelection/SelectedFile/isCacheable``), or for a collector's open file, from an
+    /// hour before its start to the longest span a cached file may have (it is sealed by the hour);
+    /// nil for a file counted over each run's ranges.
+    static func cachedSpan(of file: TraceFileSelection.SelectedFile) -> Range<Int64>? {
+        if file.isCacheable { return file.finishedSpan }
+        guard let identity = TraceFileIdentity(fileName: file.path), identity.kind == .open else { return nil }
+        let start = identity.started.millisecondsSince1970 - 3_600_000
+        return start..<(start + TraceFileSelection.maximumCachedSpan)
+    }
+
     /// Counts the given trace files, skipping those whose names put them outside the ranges.
     public func count(files: [String]) -> Result {
         let selected = TraceFileSelection.plan(files, overlapping: ranges)
         let plan = ScanPlan(counter: self)
-        let spans = Dictionary(selected.map { ($0.path, $0.isCacheable ? $0.finishedSpan : nil) }) { a, _ in a }
+        let spans = Dictionary(selected.map { ($0.path, Self.cachedSpan(of: $0)) }) { a, _ in a }
         let cache = self.cache, signatures = self.signatures, rules = self.rules, grouped = rules.map { !$0.groupBy.isEmpty }
+        let bucketMilliseconds = self.bucketMilliseconds
         let perFile = ParallelTraceReader.map(selected.map(\.path)) { reader in
-            // Only finished files of a plausible span are cached (TraceFileSelection.SelectedFile.isCacheable);
-            // the rest are counted over this run's ranges: memory follows the rules' windows, not file names.
+            // Only finished files of a plausible span, and a collector's open files, are cached
+            // (``cachedSpan(of:)``); the rest are counted over this run's ranges: memory follows the
+            // rules' windows, not file names.
             guard let cache, let span = spans[reader.path] ?? nil,
                   let status = FileStatus(path: reader.path) else {
                 return plan.scan(reader)
             }
-            if let (runs, groups) = cache.runs(for: reader.path, status: status, signatures: signatures, grouped: grouped) {
-                return ScanPlan.FileCounts(
-                    runs: runs, groups: groups, overflowed: rules.indices.map { groups[$0][AlertGroup.otherCountingKey] != nil },
-                    evidence: Array(repeating: EvidenceTally(), count: rules.count), lines: 0, fromCache: true)
-            }
             // Count the whole file (not just this run's ranges) so the entry serves every later run.
-            let whole = ScanPlan(counter: WindowedFailureCounter(rules: rules, ranges: [span], bucketMilliseconds: bucketMilliseconds))
-            let counts = whole.scan(reader)
-            if counts.warnings.isEmpty { cache.store(counts.runs, groups: counts.groups, for: reader.path, status: status, signatures: signatures) }
-            return counts
+            let cached = CachedCounting(cache: cache, span: span, rules: rules, signatures: signatures, grouped: grouped, bucketMilliseconds: bucketMilliseconds)
+            let counts = TraceFileIdentity(fileName: reader.path)?.kind == .open
+                ? cached.countAppended(reader, status: status) : cached.countFinished(reader, status: status)
+            return counts ?? plan.scan(reader)
         }
         var runs = [BucketRun](repeating: BucketRun(), count: rules.count)
         var evidence = [EvidenceTally](repeating: EvidenceTally(), count: rules.count)

@@ -182,22 +182,38 @@ extension TraceFileIdentity {
         let root = folder[..<dayStart]
         let journal = root + ".producers/" + identity.producer + ".journal"
         guard let data = FileManager.default.contents(atPath: String(journal)) else { return nil }
-        let relative = day + "/" + path[path.index(after: slash)...]
+        let relative = Array((day + "/" + path[path.index(after: slash)...]).utf8)
         var committed: Int64?
         var current = false
-        for line in data.split(separator: 0x0A) {
-            let fields = line.split(separator: 0x20)
-            guard let kind = fields.first, kind.count == 1 else { continue }
-            switch (kind.first!, fields.count) {
-            case (UInt8(ascii: "O"), 4):
-                current = fields[1].elementsEqual(relative.utf8)
-                if current { committed = 0 }
-            case (UInt8(ascii: "A"), 4) where current:
-                committed = Int64(String(decoding: fields[2], as: UTF8.self)) ?? committed
-            case (UInt8(ascii: "S"), 2):
-                current = false
-            default:
-                break
+        // One pass over the bytes (a cron run reads every open file's journal: a week of lines each).
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            var fields: [Range<Int>] = []
+            fields.reserveCapacity(5)
+            var lineStart = 0
+            while lineStart < raw.count {
+                let lineEnd = raw[lineStart...].firstIndex(of: 0x0A) ?? raw.count
+                fields.removeAll(keepingCapacity: true)
+                var i = lineStart
+                while i < lineEnd, fields.count < 5 {
+                    while i < lineEnd, raw[i] == 0x20 { i += 1 }
+                    guard i < lineEnd else { break }
+                    let start = i
+                    while i < lineEnd, raw[i] != 0x20 { i += 1 }
+                    fields.append(start..<i)
+                }
+                lineStart = lineEnd + 1
+                guard let kind = fields.first, kind.count == 1 else { continue }
+                switch (raw[kind.lowerBound], fields.count) {
+                case (UInt8(ascii: "O"), 4):
+                    current = raw[fields[1]].elementsEqual(relative)
+                    if current { committed = 0 }
+                case (UInt8(ascii: "A"), 4) where current:
+                    committed = Int64(String(decoding: raw[fields[2]], as: UTF8.self)) ?? committed
+                case (UInt8(ascii: "S"), 2):
+                    current = false
+                default:
+                    break
+                }
             }
         }
         return committed

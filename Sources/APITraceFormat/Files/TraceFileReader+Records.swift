@@ -53,6 +53,8 @@ extension TraceFileReader {
         package var ignoredSampleRates = 0
         /// Decompressed bytes read.
         package var bytes = 0
+        /// Where reading ended in the file (``RawResult/endOffset``).
+        package var endOffset: Int64 = 0
         /// Problems, in file order, with the events kept.
         package var warnings: [TraceReadWarning] = []
     }
@@ -147,6 +149,7 @@ extension TraceFileReader {
         package func finish(_ raw: RawResult) -> RecordScan {
             var scan = scan
             scan.bytes = raw.bytes
+            scan.endOffset = raw.endOffset
             if scan.declined { return scan }
             scan.warnings += lineWarnings.all(eventsKept: scan.events)
             scan.warnings += raw.finish(header: scan.header != nil, eventsKept: scan.events, path: lineWarnings.path)

@@ -18,6 +18,9 @@ public struct TraceFileReader: Sendable {
     public var readSize = 256 * 1024
     /// Longest line handed out; see ``maximumLineLength``.
     public var maximumLineLength = TraceFileReader.maximumLineLength
+    /// Where reading starts: 0, or the start of a gzip member of a file that grows by appended
+    /// members (``AppendedPrefix``), to read only what was appended since.
+    package var startOffset: Int64 = 0
 
     /// Creates a reader for a file.
     public init(path: String) {
@@ -97,6 +100,8 @@ public struct TraceFileReader: Sendable {
         package var lines = 0
         /// Decompressed bytes read.
         package var bytes = 0
+        /// Where reading ended in the file: ``TraceFileReader/startOffset`` and the bytes read from disk.
+        package var endOffset: Int64 = 0
         /// The problem that ended reading early, if any (`eventsKept` is left 0 for the caller to fill).
         package var problem: TraceReadWarning?
         /// Lines longer than the limit, skipped (the first few as warnings, `eventsKept` left 0).
@@ -146,7 +151,14 @@ public struct TraceFileReader: Sendable {
         }
         defer { close(fd) }
         // An open collector file is read up to the last member its journal records: never a half-appended one.
-        var remaining = TraceFileIdentity.committedLength(ofOpen: path) ?? .max
+        var remaining = TraceFileIdentity.committedLength(ofOpen: path).map { $0 - startOffset } ?? .max
+        result.endOffset = startOffset
+        if startOffset > 0 {
+            guard remaining >= 0, lseek(fd, off_t(startOffset), SEEK_SET) == off_t(startOffset) else {
+                result.problem = .init(path: path, kind: .unreadable("it is shorter than the \(startOffset) bytes read before"), eventsKept: 0)
+                return result
+            }
+        }
         var input = [UInt8](repeating: 0, count: max(2, readSize))
         var splitter = LineSplitter(limit: maximumLineLength)
         var inflater: GzipInflater?
@@ -191,6 +203,7 @@ public struct TraceFileReader: Sendable {
             }
             if n == 0 { break }
             remaining -= Int64(n)
+            result.endOffset += Int64(n)
             if !sawFirstBlock {
                 sawFirstBlock = true
                 if n >= 2, input[0] == 0x1F, input[1] == 0x8B {

@@ -1,18 +1,19 @@
 /// Appends little-endian fixed-width values and length-prefixed strings: the summary cache's
-/// entry format (``TraceSummaryCache``).
-struct BinaryWriter {
-    private(set) var bytes: [UInt8] = []
+/// entry format of the one per-file cache store (``FileCacheStore``) and its clients (the report's
+/// summary cache, the alert's count cache).
+package struct BinaryWriter {
+    package private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 4096) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 4096) { bytes.reserveCapacity(capacity) }
 
     @inline(__always)
-    mutating func put<T: FixedWidthInteger>(_ value: T) {
+    package mutating func put<T: FixedWidthInteger>(_ value: T) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// A count, as an unsigned LEB128 varint: most counts of one file fit in a byte or two.
     @inline(__always)
-    mutating func put(_ value: Int) {
+    package mutating func put(_ value: Int) {
         var v = UInt64(bitPattern: Int64(value))
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -21,11 +22,11 @@ struct BinaryWriter {
         bytes.append(UInt8(v))
     }
 
-    mutating func put(_ value: Double) { put(value.bitPattern) }
-    mutating func put(_ value: Bool) { put(UInt8(value ? 1 : 0)) }
-    mutating func put(raw: [UInt8]) { bytes.append(contentsOf: raw) }
+    package mutating func put(_ value: Double) { put(value.bitPattern) }
+    package mutating func put(_ value: Bool) { put(UInt8(value ? 1 : 0)) }
+    package mutating func put(raw: [UInt8]) { bytes.append(contentsOf: raw) }
 
-    mutating func put(_ text: String) {
+    package mutating func put(_ text: String) {
         var text = text
         text.withUTF8 { utf8 in
             put(UInt32(utf8.count))
@@ -33,16 +34,16 @@ struct BinaryWriter {
         }
     }
 
-    mutating func put(_ text: String?) {
+    package mutating func put(_ text: String?) {
         put(text != nil)
         if let text { put(text) }
     }
 
     /// A count of items that follow.
-    mutating func putCount(_ n: Int) { put(UInt32(n)) }
+    package mutating func putCount(_ n: Int) { put(UInt32(n)) }
 
     /// A string-keyed count map, in key order so equal maps encode alike.
-    mutating func put(_ counts: [String: Int]) {
+    package mutating func put(_ counts: [String: Int]) {
         putCount(counts.count)
         for (key, value) in counts.sorted(by: { $0.key < $1.key }) {
             put(key)
@@ -54,21 +55,21 @@ struct BinaryWriter {
 /// Reads what ``BinaryWriter`` wrote, treating the bytes as hostile: every read is bounds-checked,
 /// every count is checked against the bytes left before anything is allocated for it, and numbers
 /// outside what a real summary can hold are refused. Any failure throws ``Invalid``; nothing traps.
-struct BinaryReader {
-    struct Invalid: Error {}
+package struct BinaryReader {
+    package struct Invalid: Error { package init() {} }
 
     private let bytes: UnsafeRawBufferPointer
-    private(set) var offset = 0
+    package private(set) var offset = 0
 
-    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    var remaining: Int { bytes.count - offset }
+    package var remaining: Int { bytes.count - offset }
 
     /// Moves past `n` bytes already checked by the caller (at most the bytes left).
-    mutating func skip(_ n: Int) { offset += Swift.min(Swift.max(0, n), remaining) }
+    package mutating func skip(_ n: Int) { offset += Swift.min(Swift.max(0, n), remaining) }
 
     @inline(__always)
-    mutating func get<T: FixedWidthInteger>(_: T.Type) throws(Invalid) -> T {
+    package mutating func get<T: FixedWidthInteger>(_: T.Type) throws(Invalid) -> T {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw Invalid() }
         defer { offset += size }
@@ -77,11 +78,11 @@ struct BinaryReader {
 
     /// Largest count or total a cached summary may hold (2^48): more than any file, small enough
     /// that merging a few million of them cannot overflow.
-    static let maximumCount: Int64 = 1 << 48
+    package static let maximumCount: Int64 = 1 << 48
 
     /// A varint as ``BinaryWriter/put(_:)-(Int)`` writes it (at most 10 bytes).
     @inline(__always)
-    mutating func varint() throws(Invalid) -> UInt64 {
+    package mutating func varint() throws(Invalid) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -96,37 +97,37 @@ struct BinaryReader {
 
     /// A non-negative count no larger than ``maximumCount``.
     @inline(__always)
-    mutating func count() throws(Invalid) -> Int {
+    package mutating func count() throws(Invalid) -> Int {
         let value = try varint()
         guard value <= UInt64(Self.maximumCount) else { throw Invalid() }
         return Int(value)
     }
 
     /// A non-negative byte total (they saturate, so any non-negative value can be real).
-    mutating func bytesTotal() throws(Invalid) -> Int64 {
+    package mutating func bytesTotal() throws(Invalid) -> Int64 {
         let value = try get(Int64.self)
         guard value >= 0 else { throw Invalid() }
         return value
     }
 
     /// Latest instant a trace holds: the end of year 9999 (readers accept years 1970 to 9999).
-    static let latestMilliseconds: Int64 = 253_402_300_799_999
+    package static let latestMilliseconds: Int64 = 253_402_300_799_999
 
     /// Milliseconds since 1970 in the years readers accept, or one of the "never" sentinels.
-    mutating func time() throws(Invalid) -> Int64 {
+    package mutating func time() throws(Invalid) -> Int64 {
         let value = try get(Int64.self)
         guard value == .max || value == .min || (0...Self.latestMilliseconds).contains(value) else { throw Invalid() }
         return value
     }
 
     /// A finite, non-negative double.
-    mutating func amount() throws(Invalid) -> Double {
+    package mutating func amount() throws(Invalid) -> Double {
         let value = Double(bitPattern: try get(UInt64.self))
         guard value.isFinite, value >= 0 else { throw Invalid() }
         return value
     }
 
-    mutating func bool() throws(Invalid) -> Bool {
+    package mutating func bool() throws(Invalid) -> Bool {
         switch try get(UInt8.self) {
         case 0: return false
         case 1: return true
@@ -134,26 +135,33 @@ struct BinaryReader {
         }
     }
 
-    mutating func string() throws(Invalid) -> String {
+    package mutating func string() throws(Invalid) -> String {
         let n = Int(try get(UInt32.self))
         guard remaining >= n else { throw Invalid() }
         defer { offset += n }
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)]), as: UTF8.self)
     }
 
-    mutating func optionalString() throws(Invalid) -> String? {
+    /// The next `n` bytes as they are.
+    package mutating func raw(_ n: Int) throws(Invalid) -> [UInt8] {
+        guard n >= 0, remaining >= n else { throw Invalid() }
+        defer { offset += n }
+        return Array(bytes[offset..<(offset + n)])
+    }
+
+    package mutating func optionalString() throws(Invalid) -> String? {
         try bool() ? try string() : nil
     }
 
     /// A count of items that follow, each at least `minimumSize` bytes: refused when the bytes left
     /// cannot hold them, so a hostile count never makes the reader reserve memory.
-    mutating func items(minimumSize: Int) throws(Invalid) -> Int {
+    package mutating func items(minimumSize: Int) throws(Invalid) -> Int {
         let n = Int(try get(UInt32.self))
         guard n <= remaining / max(1, minimumSize) else { throw Invalid() }
         return n
     }
 
-    mutating func counts() throws(Invalid) -> [String: Int] {
+    package mutating func counts() throws(Invalid) -> [String: Int] {
         let n = try items(minimumSize: 5)
         var result: [String: Int] = [:]
         result.reserveCapacity(n)

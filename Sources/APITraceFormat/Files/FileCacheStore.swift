@@ -1,0 +1,281 @@
+/// The one per-file cache store: what a reader took from each trace file, keyed by the file
+/// (its path, and the ``FileStatus`` it had: size, modification time, inode), so a later run reads
+/// only what changed. Clients (the alert's count cache, the report's and the export's caches)
+/// keep their own sections in an entry, as bytes they encode with ``BinaryWriter``.
+///
+/// A file that grows by appended gzip members (a collector's open file) carries an
+/// ``AppendedPrefix``: its sections hold what was read up to that member boundary, and stay valid
+/// while the bytes before it are unchanged, whatever the file's size and time.
+///
+/// The store is one file, read with one `read` at ``init(path:client:)``; entries are indexed then,
+/// and decoded only when asked for (a run needs the files of its window, not the week the cache
+/// knows). ``save()`` keeps only the entries this run used, copying those it did not change as
+/// they were read. A damaged, truncated or foreign store file is ignored (``problem`` says why,
+/// naming the file) and rebuilt; every length and count in it is checked against the bytes left.
+///
+/// ```text
+/// "ATFS" u32 version  string client  u32 entries
+/// entry: u32 length | string path  i64 size  i64 mtime-ns  u64 inode  u8 prefix [i64 offset u64 head u64 tail]
+///                   | u32 sections { string name  u32 length  bytes }
+/// ```
+package final class FileCacheStore: Sendable {
+    /// One file's entry.
+    package struct Entry: Sendable, Equatable {
+        /// The file's status when the entry was made (for an appended file: when its prefix was read).
+        package var status: FileStatus
+        /// For a file that grows by appended members: how far the sections go.
+        package var prefix: AppendedPrefix?
+        /// The clients' sections, by name.
+        package var sections: [String: [UInt8]]
+
+        package init(status: FileStatus, prefix: AppendedPrefix? = nil, sections: [String: [UInt8]] = [:]) {
+            self.status = status
+            self.prefix = prefix
+            self.sections = sections
+        }
+    }
+
+    /// Path of the store file ("" for a store kept in memory only).
+    package let path: String
+    /// The client whose entries the file holds, with its format version (`"alert-counts 2"`):
+    /// a file of another client or version is not read.
+    package let client: String
+    private let state: Locked<State>
+
+    private struct State {
+        /// The file as read: entries not asked for stay here, undecoded.
+        var raw: [UInt8] = []
+        /// Where each file's entry lies in ``raw`` (the whole record, its length field included).
+        var index: [String: Range<Int>] = [:]
+        /// Entries decoded or changed by this run.
+        var decoded: [String: Entry] = [:]
+        var changed: Set<String> = []
+        var used: Set<String> = []
+        var dirty = false
+        var problem: String?
+    }
+
+    /// Current version of the store's own layout.
+    static let version: UInt32 = 1
+    private static let magic: UInt32 = 0x5346_5441  // "ATFS" little-endian
+    /// The largest store file read; a larger one is refused and rebuilt.
+    package static let maximumBytes = 256 << 20
+    /// Fewest bytes an entry record takes (length, empty path, status, no prefix, no sections).
+    private static let minimumRecord = 4 + 4 + 24 + 1 + 4
+
+    /// Opens the store at `path` for `client`; a missing file is an empty store, an unreadable or
+    /// damaged one too (with a ``problem``).
+    package init(path: String, client: String) {
+        self.path = path
+        self.client = client
+        var initial = State()
+        switch RegularFile.read(path, limit: Self.maximumBytes) {
+        case .success(nil): break
+        case .success(let bytes?):
+            do throws(BinaryReader.Invalid) {
+                initial.index = try Self.index(bytes, client: client)
+                initial.raw = bytes
+            } catch {
+                initial.problem = "ignoring the cache \(FileSystemPath.display(path)): it is damaged or of another version; it is rebuilt"
+            }
+        case .failure(let refusal):
+            initial.problem = "ignoring the cache \(refusal); it is rebuilt"
+        }
+        state = Locked(initial)
+    }
+
+    /// A store kept in memory only (``save()`` writes nothing).
+    package init(client: String) {
+        path = ""
+        self.client = client
+        state = Locked(State())
+    }
+
+    /// Why the store file was not used, naming it (nil when it was, or did not exist).
+    package var problem: String? { state.withLock { $0.problem } }
+
+    /// The entry of `file`, if the store has one (whatever the file's status now: the client decides).
+    package func entry(_ file: String) -> Entry? {
+        state.withLock { state in
+            if let entry = state.decoded[file] { return entry }
+            guard let range = state.index[file] else { return nil }
+            let entry = state.raw.withUnsafeBytes { raw -> Entry? in
+                var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[range]))
+                return try? Self.decodeRecord(&reader).entry
+            }
+            guard let entry else {
+                state.index[file] = nil
+                state.problem = state.problem ?? "ignoring a damaged entry of the cache \(FileSystemPath.display(path)); it is rebuilt"
+                return nil
+            }
+            state.decoded[file] = entry
+            return entry
+        }
+    }
+
+    /// Keeps the entry of `file` at the next ``save()``.
+    package func markUsed(_ file: String) {
+        state.withLock { state in
+            if state.used.insert(file).inserted { state.dirty = true }
+        }
+    }
+
+    /// Replaces the entry of `file` (nil removes it) and keeps it at the next ``save()``.
+    package func update(_ file: String, _ change: (inout Entry?) -> Void) {
+        state.withLock { state in
+            var entry = state.decoded[file]
+            if entry == nil, let range = state.index[file] {
+                entry = state.raw.withUnsafeBytes { raw in
+                    var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[range]))
+                    return try? Self.decodeRecord(&reader).entry
+                }
+            }
+            change(&entry)
+            state.decoded[file] = entry
+            state.index[file] = nil
+            state.changed.insert(file)
+            state.used.insert(file)
+            state.dirty = true
+        }
+    }
+
+    /// Writes the store (temporary file + rename) with the entries used since it was opened;
+    /// nothing when they are the ones read and none changed. A store that cannot be written
+    /// (a full disk) only makes the next run slower.
+    package func save() {
+        guard !path.isEmpty else { return }
+        state.withLock { state in
+            guard state.dirty else { return }
+            let unchanged = state.changed.isEmpty && state.used.count == state.index.count && state.problem == nil
+            state.dirty = false
+            if unchanged, state.used.allSatisfy({ state.index[$0] != nil }) { return }
+            var writer = BinaryWriter(capacity: state.raw.count + 4096)
+            Self.putHeader(&writer, client: client)
+            var kept = 0
+            var body = BinaryWriter(capacity: state.raw.count)
+            for file in state.used.sorted() {
+                if let range = state.index[file] {
+                    body.put(raw: Array(state.raw[range]))
+                    kept += 1
+                } else if let entry = state.decoded[file] {
+                    Self.putRecord(&body, file: file, entry: entry)
+                    kept += 1
+                }
+            }
+            writer.put(UInt32(kept))
+            writer.put(raw: body.bytes)
+            try? AtomicFileWriter.write(writer.bytes, to: path)
+        }
+    }
+
+    // MARK: - Layout
+
+    private static func putHeader(_ writer: inout BinaryWriter, client: String) {
+        writer.put(magic)
+        writer.put(version)
+        writer.put(client)
+    }
+
+    private static func putRecord(_ out: inout BinaryWriter, file: String, entry: Entry) {
+        var record = BinaryWriter(capacity: 256)
+        record.put(file)
+        record.put(entry.status.size)
+        record.put(entry.status.modifiedNanoseconds)
+        record.put(entry.status.inode)
+        if let prefix = entry.prefix {
+            record.put(UInt8(1))
+            record.put(prefix.offset)
+            record.put(prefix.headHash)
+            record.put(prefix.tailHash)
+        } else {
+            record.put(UInt8(0))
+        }
+        record.putCount(entry.sections.count)
+        for (name, bytes) in entry.sections.sorted(by: { $0.key < $1.key }) {
+            record.put(name)
+            record.putCount(bytes.count)
+            record.put(raw: bytes)
+        }
+        out.put(UInt32(record.bytes.count))
+        out.put(raw: record.bytes)
+    }
+
+    /// Where each entry lies, after checking the header and every record's length and path.
+    private static func index(_ bytes: [UInt8], client: String) throws(BinaryReader.Invalid) -> [String: Range<Int>] {
+        let found = bytes.withUnsafeBytes { raw in try? Self.index(raw, client: client) }
+        guard let found else { throw BinaryReader.Invalid() }
+        return found
+    }
+
+    private static func index(_ raw: UnsafeRawBufferPointer, client: String) throws(BinaryReader.Invalid) -> [String: Range<Int>] {
+        do {
+            var reader = BinaryReader(raw)
+            guard try reader.get(UInt32.self) == magic, try reader.get(UInt32.self) == version, try reader.string() == client else {
+                throw BinaryReader.Invalid()
+            }
+            let count = try reader.items(minimumSize: minimumRecord)
+            var index: [String: Range<Int>] = [:]
+            index.reserveCapacity(count)
+            for _ in 0..<count {
+                let start = reader.offset
+                let length = Int(try reader.get(UInt32.self))
+                guard length <= reader.remaining, length >= minimumRecord - 4 else { throw BinaryReader.Invalid() }
+                var record = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[reader.offset..<(reader.offset + length)]))
+                let file = try record.string()
+                reader.skip(length)
+                index[file] = start..<reader.offset
+            }
+            guard reader.remaining == 0 else { throw BinaryReader.Invalid() }
+            return index
+        }
+    }
+
+    /// One record (length field first), checked whole.
+    private static func decodeRecord(_ reader: inout BinaryReader) throws(BinaryReader.Invalid) -> (file: String, entry: Entry) {
+        let length = Int(try reader.get(UInt32.self))
+        guard length == reader.remaining else { throw BinaryReader.Invalid() }
+        let file = try reader.string()
+        let status = FileStatus(size: try reader.bytesTotal(), modifiedNanoseconds: try reader.get(Int64.self), inode: try reader.get(UInt64.self))
+        var prefix: AppendedPrefix?
+        if try reader.bool() {
+            let offset = try reader.bytesTotal()
+            prefix = AppendedPrefix(offset: offset, headHash: try reader.get(UInt64.self), tailHash: try reader.get(UInt64.self))
+        }
+        let count = try reader.items(minimumSize: 8)
+        var sections: [String: [UInt8]] = [:]
+        sections.reserveCapacity(count)
+        for _ in 0..<count {
+            let name = try reader.string()
+            let n = Int(try reader.get(UInt32.self))
+            guard n <= reader.remaining else { throw BinaryReader.Invalid() }
+            sections[name] = try reader.raw(n)
+        }
+        guard reader.remaining == 0 else { throw BinaryReader.Invalid() }
+        return (file, Entry(status: status, prefix: prefix, sections: sections))
+    }
+
+    /// Every entry of a store file's bytes, checked whole (nil when anything is wrong): for tools
+    /// and tests that look inside a store.
+    package static func decodeAll(_ bytes: [UInt8], client: String) -> [String: Entry]? {
+        guard let index = try? index(bytes, client: client) else { return nil }
+        var entries: [String: Entry] = [:]
+        for (file, range) in index {
+            let decoded = bytes.withUnsafeBytes { raw -> Entry? in
+                var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[range]))
+                return try? decodeRecord(&reader).entry
+            }
+            guard let decoded else { return nil }
+            entries[file] = decoded
+        }
+        return entries
+    }
+
+    /// A store file's bytes holding `entries`: for tools and tests that forge or rewrite a store.
+    package static func encodeAll(_ entries: [String: Entry], client: String) -> [UInt8] {
+        var writer = BinaryWriter()
+        putHeader(&writer, client: client)
+        writer.put(UInt32(entries.count))
+        for (file, entry) in entries.sorted(by: { $0.key < $1.key }) { putRecord(&writer, file: file, entry: entry) }
+        return writer.bytes
+    }
+}

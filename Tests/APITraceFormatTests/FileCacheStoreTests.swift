@@ -1,0 +1,105 @@
+import APITraceFormat
+import APITraceTestSupport
+import Foundation
+import Testing
+
+/// The one per-file cache store under the alert's (and, in time, the report's and export's) caches:
+/// real files on disk, hostile bytes, and an appended file's prefix.
+@Suite struct FileCacheStoreTests {
+    static let client = "test-client 1"
+
+    func entry(_ i: Int, prefix: AppendedPrefix? = nil) -> FileCacheStore.Entry {
+        FileCacheStore.Entry(status: FileStatus(size: Int64(100 + i), modifiedNanoseconds: Int64(i) * 1_000, inode: UInt64(7 + i)), prefix: prefix,
+                             sections: ["a": Array("entry \(i)".utf8), "b\u{1}x": [UInt8](repeating: UInt8(i & 0xFF), count: i)])
+    }
+
+    @Test func entriesRoundTripThroughTheFileAndOnlyUsedOnesAreKept() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("cache")
+        let store = FileCacheStore(path: path, client: Self.client)
+        #expect(store.problem == nil && store.entry("/t/0") == nil)
+        for i in 0..<50 { store.update("/t/\(i)") { $0 = entry(i, prefix: i % 2 == 0 ? AppendedPrefix(offset: Int64(i), headHash: 1, tailHash: 2) : nil) } }
+        store.save()
+        let reopened = FileCacheStore(path: path, client: Self.client)
+        #expect(reopened.problem == nil)
+        for i in 0..<50 { #expect(reopened.entry("/t/\(i)") == entry(i, prefix: i % 2 == 0 ? AppendedPrefix(offset: Int64(i), headHash: 1, tailHash: 2) : nil)) }
+        // A run that uses ten entries and changes one keeps those ten; the nine it did not change are copied as read.
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let run = FileCacheStore(path: path, client: Self.client)
+        for i in 0..<10 { run.markUsed("/t/\(i)") }
+        run.update("/t/3") { $0?.sections["a"] = [9, 9] }
+        run.save()
+        let kept = try #require(FileCacheStore.decodeAll(Array(try Data(contentsOf: URL(fileURLWithPath: path))), client: Self.client))
+        #expect(kept.count == 10)
+        #expect(kept["/t/3"]?.sections["a"] == [9, 9] && kept["/t/4"] == entry(4, prefix: AppendedPrefix(offset: 4, headHash: 1, tailHash: 2)))
+        #expect(kept["/t/10"] == nil)
+        // A run that changes nothing and uses what the file holds leaves the file alone.
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        let idle = FileCacheStore(path: path, client: Self.client)
+        for i in 0..<10 { idle.markUsed("/t/\(i)") }
+        let inode = FileStatus(path: path)?.inode
+        idle.save()
+        let untouched = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(FileStatus(path: path)?.inode == inode && untouched == after && after != before)
+    }
+
+    @Test func everyCutAndEveryForgedCountIsRefusedWithAWarningNamingTheFile() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("cache")
+        var entries: [String: FileCacheStore.Entry] = [:]
+        for i in 0..<20 { entries["/t/\(i)"] = entry(i) }
+        let valid = FileCacheStore.encodeAll(entries, client: Self.client)
+        #expect(FileCacheStore.decodeAll(valid, client: Self.client) == entries)
+        #expect(FileCacheStore.decodeAll(valid, client: "another 1") == nil)
+        for cut in stride(from: 0, to: valid.count, by: max(1, valid.count / 300)) {
+            #expect(FileCacheStore.decodeAll(Array(valid.prefix(cut)), client: Self.client) == nil, "cut at \(cut)")
+        }
+        // Counts claiming billions: entries, a record's length, its sections.
+        let countAt = 12 + Self.client.utf8.count
+        for at in [countAt, countAt + 4, countAt + 8 + 4 + 4 + 24 + 1] {
+            var forged = valid
+            forged.replaceSubrange(at..<(at + 4), with: [0xFF, 0xFF, 0xFF, 0x7F])
+            #expect(FileCacheStore.decodeAll(forged, client: Self.client) == nil, "count at \(at)")
+            try Data(forged).write(to: URL(fileURLWithPath: path))
+            let store = FileCacheStore(path: path, client: Self.client)
+            // Refused as a whole, or (a section count inside one record) that entry alone, said on first use.
+            _ = store.entry("/t/0")
+            #expect(store.problem?.contains(path) == true, "\(store.problem ?? "nothing said")")
+        }
+        var version = valid
+        version.replaceSubrange(4..<8, with: [2, 0, 0, 0])
+        try Data(version).write(to: URL(fileURLWithPath: path))
+        #expect(FileCacheStore(path: path, client: Self.client).problem?.contains(path) == true)
+        // A FIFO at the name never blocks, and is named.
+        let fifo = dir.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(FileCacheStore(path: fifo, client: Self.client).problem?.contains(fifo) == true)
+    }
+
+    @Test func anAppendedPrefixHoldsWhileTheBytesBeforeItAreUnchanged() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("open.jsonl.gz")
+        let first = try GzipDeflater.compress(Array("first member\n".utf8), level: 5)
+        let second = try GzipDeflater.compress(Array("second member\n".utf8), level: 5)
+        try Data(first).write(to: URL(fileURLWithPath: path))
+        let mark = try #require(AppendedPrefix(path: path, offset: Int64(first.count)))
+        // Appending keeps the prefix.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: second)
+        try handle.close()
+        #expect(AppendedPrefix(path: path, offset: mark.offset) == mark)
+        // Rewritten with other bytes, or cut back below the offset: it no longer holds.
+        try Data(second + first).write(to: URL(fileURLWithPath: path))
+        #expect(AppendedPrefix(path: path, offset: mark.offset) != mark)
+        try Data(first.prefix(first.count - 1)).write(to: URL(fileURLWithPath: path))
+        #expect(AppendedPrefix(path: path, offset: mark.offset) == nil)
+        // Reading from the prefix reads only the members after it.
+        try Data(first + second).write(to: URL(fileURLWithPath: path))
+        var reader = TraceFileReader(path: path)
+        reader.startOffset = mark.offset
+        var lines: [String] = []
+        let result = reader.forEachRawLine { bytes, _ in lines.append(String(decoding: bytes, as: UTF8.self)); return true }
+        #expect(lines == ["second member"] && result.problem == nil && result.endOffset == Int64(first.count + second.count))
+    }
+}
