@@ -1,4 +1,5 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceCapture
 
 /// The models the decoding tests read from ``TestServer``.

@@ -13,8 +13,8 @@ import Tracing
 struct DeferredRecordingTests {
     @Test("after a flush every ended span's event is in the sink, in the order the spans ended, from one thread or several")
     func completeAndOrdered() async throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         for i in 0..<500 {
             tracer.withSpan("GET", ofKind: .client) { span in
                 span.attributes["http.request.method"] = "GET"
@@ -22,8 +22,8 @@ struct DeferredRecordingTests {
                 span.attributes["http.response.status_code"] = 200
             }
         }
-        recorder.flush()
-        #expect(sink.sink.events.compactMap(\.request).map(\.route) == (0..<500).map { "/one/\($0)" })
+        traces.tracer.flush()
+        #expect(traces.sink.events.requests.map(\.route) == (0..<500).map { "/one/\($0)" })
 
         // Four threads ending 250 spans each: all 1,000 arrive, each thread's in its own order.
         try await offPool {
@@ -36,14 +36,14 @@ struct DeferredRecordingTests {
                     span.end()
                 }
             }
-            recorder.flush()
+            traces.tracer.flush()
         }
-        let routes = sink.sink.events.compactMap(\.request).map(\.route).dropFirst(500)
+        let routes = traces.sink.events.requests.map(\.route).dropFirst(500)
         #expect(routes.count == 1000)
         for thread in 0..<4 {
             #expect(routes.filter { $0.hasPrefix("/t\(thread)/") } == (0..<250).map { "/t\(thread)/\($0)" })
         }
-        #expect(sink.sink.events.allSatisfy { $0.type == "request" })
+        #expect(traces.sink.events.allSatisfy { $0.type == "request" })
     }
 
     @Test("ts is the span's end and duration_ms its start to end, even when the event is built long after")
@@ -59,8 +59,8 @@ struct DeferredRecordingTests {
             }
             return event
         }
-        let (recorder, sink) = memoryTracer(configuration: configuration)
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer(configuration: configuration)
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         let clock = ContinuousClock()
         let measured = try await offPool {
             tracer.withSpan("GET", ofKind: .client) { span in
@@ -84,7 +84,7 @@ struct DeferredRecordingTests {
             return (beforeStart, afterStart, beforeEnd, afterEnd, wallBeforeEnd, wallAfterEnd)
         }
         let (beforeStart, afterStart, beforeEnd, afterEnd, wallBeforeEnd, wallAfterEnd) = measured
-        let events = sink.events   // returns once the drain built the event
+        let events = traces.events   // returns once the drain built the event
         let drained = Date()
         let event = try #require(events.first { $0.request?.route == "/measured" })
         let request = try #require(event.request)
@@ -148,8 +148,8 @@ struct DeferredRecordingTests {
 
     @Test("flushes from many threads at once while spans end: each returns with every span ended before it recorded")
     func concurrentFlushes() async throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         let ended = Locked(0)
         let shortfalls = Locked([String]())
         try await offPool {
@@ -166,15 +166,15 @@ struct DeferredRecordingTests {
                 } else {
                     for _ in 0..<50 {
                         let before = ended.withLock { $0 }
-                        recorder.flush()
-                        let recorded = sink.sink.events.count
+                        traces.tracer.flush()
+                        let recorded = traces.sink.events.count
                         if recorded < before { shortfalls.withLock { $0.append("\(recorded) < \(before)") } }
                     }
                 }
             }
         }
         #expect(shortfalls.withLock { $0 }.isEmpty)
-        let routes = sink.events.compactMap(\.request).map(\.route)
+        let routes = traces.requests.map(\.route)
         #expect(routes.count == 2000)
         #expect(Set(routes).count == 2000)
         for worker in 0..<4 {
@@ -211,9 +211,9 @@ struct DeferredRecordingTests {
             recorderBox.withLock { $0 }?.flush()
             return event
         }
-        let (recorder, sink) = memoryTracer(configuration: configuration)
-        recorderBox.withLock { $0 = recorder }
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer(configuration: configuration)
+        recorderBox.withLock { $0 = traces.tracer }
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         try await offPool {
             for route in ["/a", "/b"] {
                 tracer.withSpan("GET", ofKind: .client) { span in
@@ -223,7 +223,7 @@ struct DeferredRecordingTests {
                 }
             }
         }
-        #expect(sink.events.compactMap(\.request).map(\.route) == ["/a", "/b"])
+        #expect(traces.requests.map(\.route) == ["/a", "/b"])
         recorderBox.withLock { $0 = nil }
     }
 

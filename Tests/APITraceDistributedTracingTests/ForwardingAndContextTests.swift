@@ -1,6 +1,8 @@
 import APITraceCapture
 import APITraceDistributedTracing
 import APITraceTestSupport
+import APITraceServerTestSupport
+import APITraceTesting
 import Foundation
 import InMemoryTracing
 import Instrumentation
@@ -11,9 +13,9 @@ import Tracing
 struct ForwardingAndContextTests {
     @Test("every span, HTTP or not, also reaches the forwarded tracer with its attributes and errors")
     func forwarding() throws {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         let inMemory = InMemoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: inMemory)
+        let tracer = RequestSpanTracer(recorder: traces.tracer, forwardingTo: inMemory)
         tracer.withSpan("sync", ofKind: .internal) { _ in
             tracer.withSpan("GET", ofKind: .client) { span in
                 span.attributes["http.request.method"] = "GET"
@@ -31,7 +33,7 @@ struct ForwardingAndContextTests {
         #expect(finished.map(\.operationName) == ["GET", "sync", "POST"])
         #expect(finished.first?.attributes.get("url.path") == .string("/apps/42"))
         #expect(finished.last?.errors.count == 1)
-        let requests = sink.events.compactMap(\.request)
+        let requests = traces.requests
         #expect(requests.map(\.route) == ["/apps/{id}", "/apps"])
         #expect(requests.map(\.status) == [503, nil])
         // A type declared inside a function: no per-run address in its identity.
@@ -40,9 +42,9 @@ struct ForwardingAndContextTests {
 
     @Test("forceFlush records the ended spans' events and flushes the forwarded tracer too")
     func forceFlushForwards() {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         let inMemory = InMemoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: inMemory)
+        let tracer = RequestSpanTracer(recorder: traces.tracer, forwardingTo: inMemory)
         tracer.withSpan("GET", ofKind: .client) { span in
             span.attributes["http.request.method"] = "GET"
             span.attributes["url.path"] = "/apps"
@@ -51,7 +53,7 @@ struct ForwardingAndContextTests {
         tracer.forceFlush()
         #expect(inMemory.numberOfForceFlushes == 1)
         // Drained by forceFlush alone: the sink is read without the recorder's flush.
-        #expect(sink.sink.events.compactMap(\.request).map(\.route) == ["/apps"])
+        #expect(traces.sink.events.requests.map(\.route) == ["/apps"])
     }
 
     @Test("TraceContextProvider.serviceContext: a backend request inside a span joins the span's trace")
