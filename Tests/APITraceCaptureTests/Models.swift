@@ -1,5 +1,4 @@
 import APITraceTestSupport
-import APITraceServerTestSupport
 import APITraceCapture
 
 /// The models the decoding tests read from ``TestServer``.

@@ -51,7 +51,7 @@ struct RecordErrorDoubleCountTests {
 
     @Test("memory is bounded: of 100 traced failures only the last 64 are remembered")
     func bounded() throws {
-        let traces = TestTracer()
+        let traces = TestTracer(configuration: .init(errorRateLimit: nil, logging: .disabled))
         var errors: [any Error] = []
         for i in 0..<100 {
             // Each body misses a different key path, so every error has its own description.

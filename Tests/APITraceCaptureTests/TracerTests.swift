@@ -25,11 +25,10 @@ struct TracerTests {
 
     @Test("the session id is stamped on events that have none")
     func session() {
-        let sink = InMemoryTraceSink()
-        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled, session: "s-7"))
-        tracer.record(TraceEvent(.log(.init(level: "info", message: "a"))))
-        tracer.record(TraceEvent(session: "own", .log(.init(level: "info", message: "b"))))
-        #expect(sink.events.map(\.session) == ["s-7", "own"])
+        let traces = TestTracer(configuration: .init(logging: .disabled, session: "s-7"))
+        traces.tracer.record(TraceEvent(.log(.init(level: "info", message: "a"))))
+        traces.tracer.record(TraceEvent(session: "own", .log(.init(level: "info", message: "b"))))
+        #expect(traces.events.map(\.session) == ["s-7", "own"])
     }
 
     @Test("instances are independent; several sinks all get each event")

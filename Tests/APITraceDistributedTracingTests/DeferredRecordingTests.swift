@@ -115,8 +115,8 @@ struct DeferredRecordingTests {
             }
             return event
         }
-        let sink = InMemoryTraceSink(capacity: 20_000)
-        let recorder = APITracer(sinks: [sink], configuration: configuration)
+        let traces = TestTracer(configuration: configuration, capacity: 20_000)
+        let recorder = traces.tracer
         let tracer = RequestSpanTracer(recorder: recorder)
         let request: @Sendable (String) -> Void = { route in
             tracer.withSpan("GET", ofKind: .client) { span in
@@ -133,17 +133,15 @@ struct DeferredRecordingTests {
             release.signal()
             recorder.flush()
         }
-        let events = sink.events
-        let routes = events.compactMap(\.request).map(\.route)
+        let events = traces.sink.events
+        let routes = events.requests.map(\.route)
         #expect(routes == ["/block"] + (0..<10_000).map { "/queued/\($0)" })
-        let dropped = events.compactMap { event -> TraceEvent.Dropped? in
-            if case .dropped(let dropped) = event.payload { dropped } else { nil }
-        }
+        let dropped = events.dropped
         #expect(dropped == [TraceEvent.Dropped(count: 123, reason: "span_queue_full")])
         // Counted once: a later drain reports nothing more.
         request("/after")
         recorder.flush()
-        #expect(sink.events.count == events.count + 1)
+        #expect(traces.sink.events.count == events.count + 1)
     }
 
     @Test("flushes from many threads at once while spans end: each returns with every span ended before it recorded")
@@ -184,8 +182,8 @@ struct DeferredRecordingTests {
 
     @Test("with no flush, events reach the sink on their own: while spans keep ending and after the drain thread went to sleep")
     func arrivesWithoutFlush() async throws {
-        let sink = InMemoryTraceSink()
-        let recorder = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let traces = TestTracer(configuration: .init(logging: .disabled))
+        let recorder = traces.tracer
         let tracer = RequestSpanTracer(recorder: recorder)
         let request: @Sendable (String) -> Void = { route in
             tracer.withSpan("GET", ofKind: .client) { span in
@@ -195,12 +193,12 @@ struct DeferredRecordingTests {
             }
         }
         request("/first")
-        try await waitUntil("the first span's event") { sink.events.count == 1 }
+        try await waitUntil("the first span's event") { traces.sink.events.count == 1 }
         // Past the second the drain thread keeps looking: it sleeps, and the next span wakes it.
         try await Task.sleep(for: .milliseconds(1500))
         request("/after-a-pause")
-        try await waitUntil("the event of the span after the pause") { sink.events.count == 2 }
-        #expect(sink.events.compactMap(\.request).map(\.route) == ["/first", "/after-a-pause"])
+        try await waitUntil("the event of the span after the pause") { traces.sink.events.count == 2 }
+        #expect(traces.sink.events.requests.map(\.route) == ["/first", "/after-a-pause"])
     }
 
     @Test("an event hook that flushes the same recorder does not wait on itself", .timeLimit(.minutes(1)))

@@ -58,10 +58,10 @@ struct ForwardingAndContextTests {
 
     @Test("TraceContextProvider.serviceContext: a backend request inside a span joins the span's trace")
     func serviceContextProvider() async throws {
-        let sink = InMemoryTraceSink()
         var configuration = APITracer.Configuration(logging: .disabled)
         configuration.traceContext = .serviceContext
-        let recorder = APITracer(sinks: [sink], configuration: configuration)
+        let traces = TestTracer(configuration: configuration)
+        let recorder = traces.tracer
         let spans = RequestSpanTracer(recorder: recorder)
         try await TestServer.run { base in
             let backend = TracingBackend(URLSessionBackend(), tracer: recorder, injectsTraceParent: true)
@@ -70,7 +70,7 @@ struct ForwardingAndContextTests {
                 return span.traceParent.traceID
             }
             _ = try await backend.perform(BackendRequest(url: base.appendingPathComponent("apps/2"), route: "/apps/{id}"))
-            let ids = sink.events.map(\.traceID)
+            let ids = traces.sink.events.map(\.traceID)
             #expect(ids.first == spanTraceID)
             #expect(ids.last != spanTraceID)
             #expect(isTraceID(ids.last ?? nil))
