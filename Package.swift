@@ -257,20 +257,41 @@ let package = Package(
             dependencies: ["APITraceFormat"],
             path: "Tests/Fixtures/TraceProducer"
         ),
+        // What every test target may use, light on purpose (no server, no collector): temporary
+        // folders, child processes, waiting, outside tools, trace fixtures.
         .target(
             name: "APITraceTestSupport",
+            dependencies: ["APITraceFormat", "APITraceSynthetic"],
+            path: "Tests/Support"
+        ),
+        // Servers on 127.0.0.1 built on Hummingbird (the test server, the webhook receiver, fault
+        // injection): only the test targets of code that talks HTTP depend on it.
+        .target(
+            name: "APITraceServerTestSupport",
             dependencies: [
+                "APITraceTestSupport",
                 "APITraceFormat",
-                "APITraceTesting",
-                "APITraceSynthetic",
-                "APITraceCollector",
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Tools"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Tools"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
             ],
-            path: "Tests/Support"
+            path: "Tests/ServerSupport"
+        ),
+        // The real collector in the test process and a folder filled through it: only the collector,
+        // upload and CLI tests (the fleet's among them) depend on it.
+        .target(
+            name: "APITraceCollectorTestSupport",
+            dependencies: [
+                "APITraceTestSupport",
+                "APITraceFormat",
+                "APITraceCollector",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Tools"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
+            ],
+            path: "Tests/CollectorSupport"
         ),
         .testTarget(
             name: "APITraceFormatTests",
@@ -278,20 +299,22 @@ let package = Package(
         ),
         .testTarget(
             name: "APITraceExportTests",
-            dependencies: ["APITraceTestSupport", "APITraceExport", "APITraceFormat", "APITraceCollector"]
+            dependencies: ["APITraceTestSupport", "APITraceServerTestSupport", "APITraceExport", "APITraceFormat", "APITraceCollector"]
         ),
         .testTarget(
             name: "APITraceSSETests",
-            dependencies: ["APITraceTestSupport", "APITraceSSE", "APITraceCapture", "APITraceFormat"]
+            dependencies: ["APITraceTestSupport", "APITraceServerTestSupport", "APITraceTesting", "APITraceSSE", "APITraceCapture", "APITraceFormat"]
         ),
         .testTarget(
             name: "APITraceWebSocketTests",
-            dependencies: ["APITraceTestSupport", "APITraceWebSocket", "APITraceCapture", "APITraceFormat"]
+            dependencies: ["APITraceTestSupport", "APITraceTesting", "APITraceWebSocket", "APITraceCapture", "APITraceFormat"]
         ),
         .testTarget(
             name: "APITraceCaptureTests",
             dependencies: [
                 "APITraceTestSupport",
+                "APITraceServerTestSupport",
+                "APITraceTesting",
                 "APITraceCapture",
                 "APITraceFormat",
                 .product(name: "Logging", package: "swift-log"),
@@ -303,6 +326,7 @@ let package = Package(
             name: "APITraceDistributedTracingTests",
             dependencies: [
                 "APITraceTestSupport",
+                "APITraceServerTestSupport",
                 "APITraceCapture",
                 "APITraceFormat",
                 "APITraceTesting",
@@ -322,6 +346,8 @@ let package = Package(
             name: "APITraceOpenAPITests",
             dependencies: [
                 "APITraceTestSupport",
+                "APITraceServerTestSupport",
+                "APITraceTesting",
                 "APITraceOpenAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["Tools"])),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession", condition: .when(traits: ["Tools"])),
@@ -334,6 +360,7 @@ let package = Package(
             name: "APITraceAlertingTests",
             dependencies: [
                 "APITraceTestSupport",
+                "APITraceServerTestSupport",
                 "APITraceAlerting",
                 "APITraceFormat",
             ]
@@ -354,10 +381,13 @@ let package = Package(
             dependencies: [
                 "APITraceTestSupport",
                 "APITraceTesting",
-                "APITraceSynthetic",
                 "APITraceCapture",
                 "APITraceFormat",
             ]
+        ),
+        .testTarget(
+            name: "APITraceSyntheticTests",
+            dependencies: ["APITraceTestSupport", "APITraceSynthetic", "APITraceFormat"]
         ),
         // The tests of the built `apitrace`, a folder per subcommand (Tests/APITraceCLITests/<Subcommand>/);
         // the libraries are there for independent checks of what the binary wrote.
@@ -367,6 +397,8 @@ let package = Package(
                 "apitrace",
                 "trace-uploader-fixture",
                 "APITraceTestSupport",
+                "APITraceServerTestSupport",
+                "APITraceCollectorTestSupport",
                 "APITraceFormat",
                 "APITraceTesting",
                 "APITraceSynthetic",
@@ -384,18 +416,36 @@ let package = Package(
             path: "Tests/Fixtures/TraceUploader"
         ),
         .testTarget(
-            name: "APITraceCollectionTests",
+            name: "APITraceCollectorTests",
             dependencies: [
                 "APITraceTestSupport",
+                "APITraceServerTestSupport",
+                "APITraceCollectorTestSupport",
                 "APITraceFormat",
-                "APITraceUpload",
+                "APITraceExport",
                 "APITraceCollector",
-                "trace-uploader-fixture",
+                // KilledAppFileTests sends a killed app's file through the uploader too.
+                "APITraceUpload",
                 "trace-producer-fixture",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Tools"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Tools"])),
+            ]
+        ),
+        // The uploader against the real collector on 127.0.0.1 (its peer, not a double).
+        .testTarget(
+            name: "APITraceUploadTests",
+            dependencies: [
+                "APITraceTestSupport",
+                "APITraceServerTestSupport",
+                "APITraceCollectorTestSupport",
+                "APITraceFormat",
+                "APITraceUpload",
+                "APITraceCollector",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Tools"])),
             ]
         ),

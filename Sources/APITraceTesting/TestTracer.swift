@@ -57,34 +57,25 @@ public final class TestTracer: Sendable {
     }
 
     /// The `request` events.
-    public var requests: [TraceEvent.Request] {
-        events.compactMap { if case .request(let request) = $0.payload { request } else { nil } }
-    }
+    public var requests: [TraceEvent.Request] { events.requests }
 
     /// The `decode_failure` events.
-    public var decodeFailures: [TraceEvent.DecodeFailure] {
-        events.compactMap { if case .decodeFailure(let failure) = $0.payload { failure } else { nil } }
-    }
+    public var decodeFailures: [TraceEvent.DecodeFailure] { events.decodeFailures }
 
     /// The `error` events.
-    public var errors: [TraceEvent.RecordedError] {
-        events.compactMap { if case .error(let error) = $0.payload { error } else { nil } }
-    }
+    public var errors: [TraceEvent.RecordedError] { events.errors }
 
     /// The `sse` events.
-    public var sse: [TraceEvent.SSE] {
-        events.compactMap { if case .sse(let sse) = $0.payload { sse } else { nil } }
-    }
+    public var sse: [TraceEvent.SSE] { events.sse }
+
+    /// The `websocket` events.
+    public var webSockets: [TraceEvent.WebSocket] { events.webSockets }
 
     /// The `log` events.
-    public var logs: [TraceEvent.Log] {
-        events.compactMap { if case .log(let log) = $0.payload { log } else { nil } }
-    }
+    public var logs: [TraceEvent.Log] { events.logs }
 
     /// The `dropped` events: what the tracer's rate limits held back.
-    public var dropped: [TraceEvent.Dropped] {
-        events.compactMap { if case .dropped(let dropped) = $0.payload { dropped } else { nil } }
-    }
+    public var dropped: [TraceEvent.Dropped] { events.dropped }
 
     /// Forgets every event recorded so far.
     public func removeAll() { sink.removeAll() }

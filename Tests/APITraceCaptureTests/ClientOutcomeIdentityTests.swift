@@ -1,4 +1,5 @@
 import APITraceCapture
+import APITraceTesting
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -40,9 +41,9 @@ struct ClientOutcomeIdentityTests {
     @Test("CancellationError is CancellationError, also through a request's fail")
     func cancellation() {
         #expect(ErrorIdentity.of(CancellationError()) == "CancellationError")
-        let (tracer, sink) = makeTracer()
-        tracer.startRequest(method: "GET", route: "/a", host: nil).fail(CancellationError())
-        #expect(sink.events.first?.request?.error == "CancellationError")
+        let traces = TestTracer()
+        traces.tracer.startRequest(method: "GET", route: "/a", host: nil).fail(CancellationError())
+        #expect(traces.requests.first?.error == "CancellationError")
     }
 
     @Test("the runtime's enum case-name function is found here, so the Mirror fallback is not in use")

@@ -1,4 +1,5 @@
 import APITraceCapture
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -10,17 +11,17 @@ struct DecodeFailureRateLimitTests {
     @Test("a bad 10,000-element page writes 10 decode failures, 10 log lines and one count of the rest")
     func bigBadPage() throws {
         let logs = LogCollector()
-        let sink = InMemoryTraceSink()
-        let tracer = APITracer(sinks: [sink], configuration: .init(logging: logs.function(minimumLevel: .warning)))
+        let traces = TestTracer(configuration: .init(logging: logs.function(minimumLevel: .warning)))
+        let tracer = traces.tracer
         let json = #"{"items":["# + Array(repeating: #"{"id":1}"#, count: 10_000).joined(separator: ",") + "]}"
         let page = try TracedJSONDecoder(tracer: tracer).decode(Page.self, from: Data(json.utf8), route: "/items")
         #expect(page.items.isEmpty)
         tracer.flush()
-        let failures = sink.events.compactMap(\.decodeFailure)
+        let failures = traces.decodeFailures
         #expect(failures.count == 10)
         #expect(failures.allSatisfy { $0.entity == "Item" && $0.pathPattern == "items[*].name" })
         #expect(logs.records.count == 10)
-        let dropped = sink.events.compactMap(\.dropped)
+        let dropped = traces.dropped
         #expect(dropped.map(\.reason) == [APITracer.decodeFailureDropReason])
         // Written plus held back is every failure there was.
         #expect(failures.count + dropped.map(\.count).reduce(0, +) == 10_000)
@@ -28,20 +29,21 @@ struct DecodeFailureRateLimitTests {
 
     @Test("groups are limited separately, and nil writes every failure")
     func groups() throws {
-        let sink = InMemoryTraceSink()
         var configuration = APITracer.Configuration(logging: .disabled)
         configuration.decodeFailureRateLimit = RateLimit(maxEvents: 2, per: .seconds(3600))
-        let tracer = APITracer(sinks: [sink], configuration: configuration)
+        let traces = TestTracer(configuration: configuration)
+        let tracer = traces.tracer
         for path in ["a", "b"] {
             for index in 0..<5 {
                 tracer.recordDecodeFailure(.init(entity: "X", kind: .keyNotFound, path: "items[\(index)].\(path)", message: ""))
             }
         }
-        #expect(sink.events.compactMap(\.decodeFailure).count == 4)
-        let (unlimited, all) = (InMemoryTraceSink(), 50)
+        #expect(traces.decodeFailures.count == 4)
+        let all = 50
         var off = APITracer.Configuration(logging: .disabled)
         off.decodeFailureRateLimit = nil
-        let everyFailure = APITracer(sinks: [unlimited], configuration: off)
+        let unlimited = TestTracer(configuration: off)
+        let everyFailure = unlimited.tracer
         for index in 0..<all {
             everyFailure.recordDecodeFailure(.init(entity: "X", kind: .keyNotFound, path: "items[\(index)].a", message: ""))
         }

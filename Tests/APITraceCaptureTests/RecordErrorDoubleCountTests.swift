@@ -1,5 +1,6 @@
 import APITraceCapture
 import APITraceTestSupport
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -11,54 +12,54 @@ struct RecordErrorDoubleCountTests {
 
     @Test("a decode failure caught and passed to recordError is one decode_failure, no error event; a second recordError of it is written")
     func decodeFailure() throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         var caught: (any Error)?
-        do { _ = try TracedJSONDecoder(tracer: tracer).decode(AppsResponse.self, from: Self.missingStability, route: "/apps") } catch { caught = error }
+        do { _ = try TracedJSONDecoder(tracer: traces.tracer).decode(AppsResponse.self, from: Self.missingStability, route: "/apps") } catch { caught = error }
         let error = try #require(caught)
-        tracer.recordError(error, userInfo: ["screen": "apps"])
-        #expect(sink.events.compactMap(\.decodeFailure).map(\.path) == ["data.apps[1].stability"])
-        #expect(sink.events.compactMap(\.recordedError).isEmpty)
+        traces.tracer.recordError(error, userInfo: ["screen": "apps"])
+        #expect(traces.decodeFailures.map(\.path) == ["data.apps[1].stability"])
+        #expect(traces.errors.isEmpty)
         // One traced failure absorbs one report of it: the app reporting it again is its own choice.
-        tracer.recordError(error)
-        #expect(sink.events.compactMap(\.recordedError).map(\.identity) == ["DecodingError.keyNotFound"])
+        traces.tracer.recordError(error)
+        #expect(traces.errors.map(\.identity) == ["DecodingError.keyNotFound"])
     }
 
     @Test("a transport failure of a traced request (connection refused by a real port) caught and recorded is counted once")
     func transportFailure() async throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         let port = try freePort()   // reserved, nothing listens: connections are refused
-        let backend = TracingBackend(URLSessionBackend(), tracer: tracer)
+        let backend = TracingBackend(URLSessionBackend(), tracer: traces.tracer)
         do {
             _ = try await backend.perform(BackendRequest(url: URL(string: "http://127.0.0.1:\(port)/apps")!, route: "/apps"))
             Issue.record("the request should have failed")
         } catch {
-            tracer.recordError(error)
+            traces.tracer.recordError(error)
         }
-        let requests = sink.events.compactMap(\.request)
+        let requests = traces.requests
         #expect(requests.count == 1 && requests.first?.error != nil)
-        #expect(sink.events.compactMap(\.recordedError).isEmpty, "\(sink.events)")
+        #expect(traces.errors.isEmpty, "\(traces.events)")
     }
 
     @Test("an error the tracer did not record is written even right after a traced failure")
     func otherErrorsAreWritten() throws {
-        let (tracer, sink) = makeTracer()
-        do { _ = try TracedJSONDecoder(tracer: tracer).decode(AppsResponse.self, from: Self.missingStability) } catch {}
-        tracer.recordError(NewsError.offline)
-        tracer.recordError(URLError(.timedOut))
-        #expect(sink.events.compactMap(\.recordedError).map(\.identity) == ["NewsError.offline", "URLError.timedOut"])
+        let traces = TestTracer()
+        do { _ = try TracedJSONDecoder(tracer: traces.tracer).decode(AppsResponse.self, from: Self.missingStability) } catch {}
+        traces.tracer.recordError(NewsError.offline)
+        traces.tracer.recordError(URLError(.timedOut))
+        #expect(traces.errors.map(\.identity) == ["NewsError.offline", "URLError.timedOut"])
     }
 
     @Test("memory is bounded: of 100 traced failures only the last 64 are remembered")
     func bounded() throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer(configuration: .init(errorRateLimit: nil, logging: .disabled))
         var errors: [any Error] = []
         for i in 0..<100 {
             // Each body misses a different key path, so every error has its own description.
             let body = Data(#"{"data":{"apps":[\#(String(repeating: #"{"id":1,"name":"a","stability":1},"#, count: i))"x"]}}"#.utf8)
-            do { _ = try TracedJSONDecoder(tracer: tracer).decode(AppsResponse.self, from: body) } catch { errors.append(error) }
+            do { _ = try TracedJSONDecoder(tracer: traces.tracer).decode(AppsResponse.self, from: body) } catch { errors.append(error) }
         }
         #expect(errors.count == 100)
-        for error in errors { tracer.recordError(error) }
-        #expect(sink.events.compactMap(\.recordedError).count == 36)
+        for error in errors { traces.tracer.recordError(error) }
+        #expect(traces.errors.count == 36)
     }
 }

@@ -1,4 +1,5 @@
 import APITraceCapture
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -20,13 +21,13 @@ struct RecordErrorMessageTests {
 
     @Test("each message is what String(describing:) prints for that error, cached or not")
     func messages() {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         let errors: [any Error] = [
             Plain.offline, Plain.expired, Plain.offline, WithPayload.badStatus(500), WithPayload.badStatus(503),
             Described.quota, Described.quota,
         ]
-        for error in errors { tracer.recordError(error) }
-        let recorded = sink.events.compactMap(\.recordedError)
+        for error in errors { traces.tracer.recordError(error) }
+        let recorded = traces.errors
         #expect(recorded.map(\.message) == ["offline", "expired", "offline", "badStatus(500)", "badStatus(503)", "quota call 1", "quota call 2"])
         #expect(recorded.map(\.identity).map { $0.components(separatedBy: ".").suffix(2).joined(separator: ".") } == [
             "Plain.offline", "Plain.expired", "Plain.offline", "WithPayload.badStatus", "WithPayload.badStatus", "Described.quota", "Described.quota",

@@ -1,4 +1,5 @@
 import APITraceCapture
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -49,10 +50,10 @@ struct RecordErrorTests {
 
     @Test("one call writes identity, message, user info as strings, route, file and line")
     func fields() throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         let line = #line + 1
-        tracer.recordError(NewsError.badStatus(503), userInfo: ["screen": "news", "retries": 3, "ratio": 0.5], route: "/news")
-        let error = try #require(sink.events.first?.recordedError)
+        traces.tracer.recordError(NewsError.badStatus(503), userInfo: ["screen": "news", "retries": 3, "ratio": 0.5], route: "/news")
+        let error = try #require(traces.errors.first)
         #expect(error.identity == "NewsError.badStatus")
         #expect(error.message == "badStatus(503)")
         #expect(error.userInfo == ["screen": "news", "retries": "3", "ratio": "0.5"])
@@ -65,29 +66,29 @@ struct RecordErrorTests {
 
     @Test("the underlying chain follows TraceableError and NSUnderlyingErrorKey")
     func underlyingChain() throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         let posix = NSError(domain: NSPOSIXErrorDomain, code: 61)
         let url = NSError(domain: NSURLErrorDomain, code: -1004, userInfo: [NSUnderlyingErrorKey: posix])
-        tracer.recordError(SyncError(cause: url))
-        let error = try #require(sink.events.first?.recordedError)
+        traces.tracer.recordError(SyncError(cause: url))
+        let error = try #require(traces.errors.first)
         #expect(error.identity == "SyncError")
         #expect(error.underlying == ["URLError.cannotConnectToHost", "NSPOSIXErrorDomain#61"])
     }
 
     @Test("the global function records with APITracer.shared")
     func globalFunction() throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         let previous = APITracer.shared
-        APITracer.bootstrap(tracer)
+        APITracer.bootstrap(traces.tracer)
         defer { APITracer.bootstrap(previous) }
         recordError(NewsError.offline, userInfo: ["k": "v"])
-        #expect(sink.events.first?.recordedError?.identity == "NewsError.offline")
+        #expect(traces.errors.first?.identity == "NewsError.offline")
     }
 
     @Test("a recorded error is logged once through the logging function, redacted")
     func logged() throws {
         let collector = LogCollector()
-        let (tracer, _) = makeTracer(logging: collector.function())
+        let tracer = TestTracer(configuration: .init(logging: collector.function())).tracer
         tracer.recordError(URLError(.timedOut, userInfo: ["NSErrorFailingURLStringKey" /* NSURLErrorFailingURLStringErrorKey, deprecated */: "https://api.example.com/a?token=abc123"]))
         let lines = collector.records
         #expect(lines.count == 1)

@@ -1,5 +1,7 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceCapture
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -81,12 +83,12 @@ struct RedactionCoverageTests {
     @Test("the secret is in no event and no log line", arguments: cases)
     func noSecret(_ testCase: Case) async throws {
         let logs = LogCollector()
-        let (tracer, sink) = makeTracer(logging: logs.function())
+        let traces = TestTracer(configuration: .init(logging: logs.function()))
         try await TestServer.run { base in
-            try await testCase.record(tracer, base)
+            try await testCase.record(traces.tracer, base)
         }
-        tracer.flush()
-        let lines = sink.events.map(\.jsonLine)
+        traces.tracer.flush()
+        let lines = traces.events.map(\.jsonLine)
         #expect(!lines.isEmpty || !logs.records.isEmpty, "the case recorded nothing, so it proves nothing")
         for line in lines {
             #expect(!line.contains(testCase.secret), "event: \(line)")

@@ -1,5 +1,7 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceCapture
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -62,12 +64,12 @@ struct RedactionTests {
     @Test("a URLError naming a URL with a token reaches neither the event nor the log line")
     func urlErrorMessage() throws {
         let collector = LogCollector()
-        let (tracer, sink) = makeTracer(logging: collector.function())
+        let traces = TestTracer(configuration: .init(logging: collector.function()))
         let secretURL = "https://api.example.com/apps?token=abc123&page=2"
         let error = URLError(.timedOut, userInfo: ["NSErrorFailingURLStringKey" /* NSURLErrorFailingURLStringErrorKey, deprecated */: secretURL, "NSErrorFailingURLKey": URL(string: secretURL)!])
         #expect(String(describing: error).contains("abc123"))  // the raw message does hold it
-        tracer.recordError(error, userInfo: ["url": secretURL, "auth": "Authorization: Bearer zzz999", "api_key": "k-42"])
-        let recorded = try #require(sink.events.first?.recordedError)
+        traces.tracer.recordError(error, userInfo: ["url": secretURL, "auth": "Authorization: Bearer zzz999", "api_key": "k-42"])
+        let recorded = try #require(traces.errors.first)
         #expect(!recorded.message.contains("abc123"))
         #expect(recorded.userInfo["url"] == "https://api.example.com/apps?token=[REDACTED]&page=2")
         #expect(recorded.userInfo["auth"] == "Authorization: [REDACTED]")
@@ -78,9 +80,9 @@ struct RedactionTests {
     @Test("trace-level request logs show headers and URL redacted", .timeLimit(.minutes(1)))
     func requestLogs() async throws {
         let collector = LogCollector()
-        let (tracer, sink) = makeTracer(logging: collector.function(minimumLevel: .trace))
+        let traces = TestTracer(configuration: .init(logging: collector.function(minimumLevel: .trace)))
         try await TestServer.run { base in
-            let backend = TracingBackend(URLSessionBackend(), tracer: tracer)
+            let backend = TracingBackend(URLSessionBackend(), tracer: traces.tracer)
             let url = URL(string: base.absoluteString + "/apps/7?api_key=k-777&page=1")!
             var headers: [String: String] = [:]
             for name in Self.sensitiveHeaders { headers[name] = "secret-\(name)" }
@@ -94,15 +96,15 @@ struct RedactionTests {
         #expect(!all.contains("k-777"))
         #expect(all.contains("application/json"))
         #expect(lines.last?.message.hasPrefix("GET /apps/{id} -> 200") == true)
-        let request = try #require(sink.events.first?.request)
+        let request = try #require(traces.requests.first)
         #expect(request.route == "/apps/{id}")
     }
 
     @Test("routes given with a query string are cut at the query")
     func routeQuery() {
-        let (tracer, sink) = makeTracer()
-        tracer.record(TraceEvent(.request(.init(method: "GET", route: "/search?password=x", status: 200, durationMs: 1))))
-        #expect(sink.events.first?.request?.route == "/search")
+        let traces = TestTracer()
+        traces.tracer.record(TraceEvent(.request(.init(method: "GET", route: "/search?password=x", status: 200, durationMs: 1))))
+        #expect(traces.requests.first?.route == "/search")
     }
 
     @Test("the step rewrites only the fields that hold a secret and keeps every other field as it was")

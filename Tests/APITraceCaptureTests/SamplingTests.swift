@@ -1,4 +1,5 @@
 import APITraceCapture
+import APITraceTesting
 import Testing
 
 @Suite("Sampling of successful requests")
@@ -9,21 +10,21 @@ struct SamplingTests {
 
     @Test("with rate 0 successes are dropped, failures always kept")
     func failuresAlwaysKept() {
-        let (tracer, sink) = makeTracer(sampling: Sampling(successRate: 0))
-        for _ in 0..<100 { tracer.record(request(status: 200)) }
-        tracer.record(request(status: 500))
-        tracer.record(request(status: 404))
-        tracer.record(request(status: nil, error: "URLError.timedOut"))
-        #expect(sink.events.compactMap(\.request?.status) == [500, 404])
-        #expect(sink.events.count == 3)
+        let traces = TestTracer(configuration: .init(sampling: Sampling(successRate: 0), logging: .disabled))
+        for _ in 0..<100 { traces.tracer.record(request(status: 200)) }
+        traces.tracer.record(request(status: 500))
+        traces.tracer.record(request(status: 404))
+        traces.tracer.record(request(status: nil, error: "URLError.timedOut"))
+        #expect(traces.requests.compactMap(\.status) == [500, 404])
+        #expect(traces.events.count == 3)
     }
 
     @Test("kept successes carry sample_rate, and their count is near rate x total")
     func rateRecorded() {
-        let (tracer, sink) = makeTracer(sampling: Sampling(successRate: 0.25))
+        let traces = TestTracer(configuration: .init(sampling: Sampling(successRate: 0.25), logging: .disabled))
         let total = 20_000
-        for _ in 0..<total { tracer.record(request(status: 200)) }
-        let kept = sink.events.compactMap(\.request)
+        for _ in 0..<total { traces.tracer.record(request(status: 200)) }
+        let kept = traces.requests
         #expect(kept.allSatisfy { $0.sampleRate == 0.25 })
         // Binomial(20000, 0.25): mean 5000, sd ~61; 8 sd either side.
         #expect(abs(kept.count - 5000) < 490)
@@ -31,9 +32,9 @@ struct SamplingTests {
 
     @Test("without sampling every request is kept with no sample_rate")
     func noSampling() {
-        let (tracer, sink) = makeTracer()
-        for _ in 0..<10 { tracer.record(request(status: 200)) }
-        #expect(sink.events.count == 10)
-        #expect(sink.events.allSatisfy { $0.request?.sampleRate == nil })
+        let traces = TestTracer()
+        for _ in 0..<10 { traces.tracer.record(request(status: 200)) }
+        #expect(traces.events.count == 10)
+        #expect(traces.events.allSatisfy { $0.request?.sampleRate == nil })
     }
 }

@@ -1,5 +1,7 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceCapture
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -7,11 +9,11 @@ import Testing
 struct TracedJSONDecoderTests {
     @Test("a missing key records the full path with the key and rethrows the original error")
     func missingStability() async throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         try await TestServer.run { base in
             let backend = URLSessionBackend()
             let response = try await backend.perform(BackendRequest(url: base.appendingPathComponent("apps")))
-            let decoder = TracedJSONDecoder(tracer: tracer)
+            let decoder = TracedJSONDecoder(tracer: traces.tracer)
             do {
                 _ = try decoder.decode(AppsResponse.self, from: response.body, route: "/apps")
                 Issue.record("decoding should fail")
@@ -19,8 +21,8 @@ struct TracedJSONDecoderTests {
                 #expect(key.stringValue == "stability")
                 #expect(context.codingPath.count == 3)  // data, apps, [1]: the key is not part of it
             }
-            let failure = try #require(sink.events.first?.decodeFailure)
-            #expect(sink.events.count == 1)
+            let failure = try #require(traces.decodeFailures.first)
+            #expect(traces.events.count == 1)
             #expect(failure.entity == "App")  // the model that failed, not the envelope
             #expect(failure.message.hasPrefix("decoding AppsResponse: "))
             #expect(failure.kind == .keyNotFound)
@@ -33,13 +35,13 @@ struct TracedJSONDecoderTests {
 
     @Test("nested arrays give every index in the path")
     func nestedArrays() async throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         try await TestServer.run { base in
             let response = try await URLSessionBackend().perform(BackendRequest(url: base.appendingPathComponent("groups")))
             #expect(throws: DecodingError.self) {
-                _ = try TracedJSONDecoder(tracer: tracer).decode(GroupsResponse.self, from: response.body, route: "/groups")
+                _ = try TracedJSONDecoder(tracer: traces.tracer).decode(GroupsResponse.self, from: response.body, route: "/groups")
             }
-            let failure = try #require(sink.events.first?.decodeFailure)
+            let failure = try #require(traces.decodeFailures.first)
             #expect(failure.path == "data.groups[1].apps[1].stability")
             #expect(failure.key == "stability")
         }
@@ -47,8 +49,8 @@ struct TracedJSONDecoderTests {
 
     @Test("type mismatches, nulls and invalid JSON record their kind and path")
     func otherKinds() throws {
-        let (tracer, sink) = makeTracer()
-        let decoder = TracedJSONDecoder(tracer: tracer)
+        let traces = TestTracer()
+        let decoder = TracedJSONDecoder(tracer: traces.tracer)
         #expect(throws: DecodingError.self) {
             _ = try decoder.decode([App].self, from: Data(#"[{"id":1,"name":"a","stability":"high"}]"#.utf8))
         }
@@ -58,7 +60,7 @@ struct TracedJSONDecoderTests {
         #expect(throws: DecodingError.self) {
             _ = try decoder.decode([App].self, from: Data("not json".utf8))
         }
-        let failures = sink.events.compactMap(\.decodeFailure)
+        let failures = traces.decodeFailures
         #expect(failures.map(\.kind) == [.typeMismatch, .valueNotFound, .dataCorrupted])
         #expect(failures.map(\.path) == ["[0].stability", "[0].name", ""])
         #expect(failures.map(\.key) == ["stability", "name", nil])
@@ -67,12 +69,12 @@ struct TracedJSONDecoderTests {
 
     @Test("a lossy array keeps the good elements and records each skipped one")
     func lossyArray() async throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         try await TestServer.run { base in
             let response = try await URLSessionBackend().perform(BackendRequest(url: base.appendingPathComponent("apps")))
-            let decoded = try TracedJSONDecoder(tracer: tracer).decode(LossyAppsResponse.self, from: response.body, route: "/apps")
+            let decoded = try TracedJSONDecoder(tracer: traces.tracer).decode(LossyAppsResponse.self, from: response.body, route: "/apps")
             #expect(decoded.data.apps.map(\.id) == [1, 3])
-            let failures = sink.events.compactMap(\.decodeFailure)
+            let failures = traces.decodeFailures
             #expect(failures.count == 1)
             #expect(failures.first?.entity == "App")
             #expect(failures.first?.path == "data.apps[1].stability")
@@ -82,11 +84,11 @@ struct TracedJSONDecoderTests {
 
     @Test("a lossy array records every bad element, not just the first")
     func lossyArrayManyBad() throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         let json = #"{"data":{"apps":[{"id":1},{"id":2,"name":"b","stability":1},{"name":"c"},{"id":"x","name":"d","stability":1}]}}"#
-        let decoded = try TracedJSONDecoder(tracer: tracer).decode(LossyAppsResponse.self, from: Data(json.utf8))
+        let decoded = try TracedJSONDecoder(tracer: traces.tracer).decode(LossyAppsResponse.self, from: Data(json.utf8))
         #expect(decoded.data.apps.map(\.id) == [2])
-        let failures = sink.events.compactMap(\.decodeFailure)
+        let failures = traces.decodeFailures
         #expect(failures.map(\.path) == ["data.apps[0].name", "data.apps[2].id", "data.apps[3].id"])
         #expect(failures.map(\.kind) == [.keyNotFound, .keyNotFound, .typeMismatch])
     }
@@ -106,14 +108,14 @@ struct ModelTypeTests {
         (#"{"data":{"items":[]}}"#, "AppsPayload", "data.apps"),
     ])
     func innermostModel(json: String, entity: String, path: String) throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         #expect(throws: DecodingError.self) {
-            _ = try TracedJSONDecoder(tracer: tracer).decode(Envelope<AppsPayload>.self, from: Data(json.utf8))
+            _ = try TracedJSONDecoder(tracer: traces.tracer).decode(Envelope<AppsPayload>.self, from: Data(json.utf8))
         }
-        let failure = try #require(sink.events.first?.decodeFailure)
+        let failure = try #require(traces.decodeFailures.first)
         #expect(failure.path == path)
         #expect(failure.entity == entity)
         #expect(failure.message.hasPrefix("decoding Envelope<AppsPayload>: "))
-        #expect(sink.events.count == 1)  // the second decode records nothing
+        #expect(traces.events.count == 1)  // the second decode records nothing
     }
 }

@@ -1,5 +1,6 @@
 import APITraceTestSupport
 import APITraceCapture
+import APITraceTesting
 import Foundation
 import Testing
 
@@ -8,13 +9,13 @@ struct TracedRequestTests {
     @Test("finish and fail write one request event each, and a log line with the duration")
     func finishAndFail() throws {
         let logs = LogCollector()
-        let (tracer, sink) = makeTracer(logging: logs.function(minimumLevel: .debug))
+        let traces = TestTracer(configuration: .init(logging: logs.function(minimumLevel: .debug)))
         let url = URL(string: "https://me:pw@api.example.com/apps/42?token=t")!
-        let ok = tracer.startRequest(method: "GET", url: url, attempt: 2, bytesOut: 5)
+        let ok = traces.tracer.startRequest(method: "GET", url: url, attempt: 2, bytesOut: 5)
         ok.finish(status: 201, bytesIn: 7, at: ok.startedAt + .milliseconds(12))
-        let failed = tracer.startRequest(method: "POST", url: url, route: "/apps/{id}")
+        let failed = traces.tracer.startRequest(method: "POST", url: url, route: "/apps/{id}")
         failed.fail(URLError(.timedOut), at: failed.startedAt + .milliseconds(30))
-        let requests = sink.events.compactMap(\.request)
+        let requests = traces.requests
         #expect(requests == [
             TraceEvent.Request(method: "GET", route: "/apps/{id}", host: "api.example.com", status: 201, durationMs: 12, bytesIn: 7, bytesOut: 5, attempt: 2, port: 443),
             TraceEvent.Request(method: "POST", route: "/apps/{id}", host: "api.example.com", status: nil, durationMs: 30, error: "URLError.timedOut", port: 443),
@@ -27,12 +28,12 @@ struct TracedRequestTests {
 
     @Test("with sampling, only successful kept requests carry sample_rate; failures never do")
     func sampleRateOnlyOnSuccesses() {
-        let (tracer, sink) = makeTracer(sampling: Sampling(successRate: 0.5))
+        let traces = TestTracer(configuration: .init(sampling: Sampling(successRate: 0.5), logging: .disabled))
         for status in [200, 204, 404, 500, 503] {
-            for _ in 0..<200 { tracer.startRequest(method: "GET", route: "/a", host: nil).finish(status: status, bytesIn: 0) }
+            for _ in 0..<200 { traces.tracer.startRequest(method: "GET", route: "/a", host: nil).finish(status: status, bytesIn: 0) }
         }
-        for _ in 0..<200 { tracer.startRequest(method: "GET", route: "/a", host: nil).fail(URLError(.cancelled)) }
-        let requests = sink.events.compactMap(\.request)
+        for _ in 0..<200 { traces.tracer.startRequest(method: "GET", route: "/a", host: nil).fail(URLError(.cancelled)) }
+        let requests = traces.requests
         let failures = requests.filter { $0.error != nil || ($0.status ?? 0) >= 400 }
         #expect(failures.count == 800)
         #expect(failures.allSatisfy { $0.sampleRate == nil })
@@ -45,10 +46,9 @@ struct TracedRequestTests {
     @Test("a traceparent joins the caller's context when a provider finds one, else starts a trace")
     func traceContext() {
         let caller = TraceParent(traceID: "4bf92f3577b34da6a3ce929d0e0e4736", parentID: "00f067aa0ba902b7")
-        let sink = InMemoryTraceSink()
         var configuration = APITracer.Configuration(logging: .disabled)
         configuration.traceContext = TraceContextProvider { caller }
-        let tracer = APITracer(sinks: [sink], configuration: configuration)
+        let tracer = TestTracer(configuration: configuration).tracer
         let url = URL(string: "http://127.0.0.1/a")!
         let joined = tracer.startRequest(method: "GET", url: url, injectsTraceParent: true)
         let header = TraceParent(headerValue: joined.traceParentHeader ?? "")
@@ -61,7 +61,7 @@ struct TracedRequestTests {
         #expect(kept.traceParentHeader == nil)
         #expect(kept.traceID == existing.traceID)
         // Without a provider: a fresh trace per request.
-        let (plain, _) = makeTracer()
+        let plain = TestTracer().tracer
         let a = plain.startRequest(method: "GET", url: url, injectsTraceParent: true)
         let b = plain.startRequest(method: "GET", url: url, injectsTraceParent: true)
         #expect(a.traceID != nil && a.traceID != b.traceID)

@@ -1,11 +1,12 @@
 import APITraceCapture
+import APITraceTesting
 import Testing
 
 @Suite("APITracer configuration")
 struct TracerTests {
     @Test("the event hook can rewrite or drop any event, after redaction")
     func hook() {
-        let (tracer, sink) = makeTracer(eventHook: { event in
+        let traces = TestTracer(configuration: .init(logging: .disabled, eventHook: { event in
             var event = event
             switch event.payload {
             case .log: return nil
@@ -15,20 +16,19 @@ struct TracerTests {
                 return event
             default: return event
             }
-        })
-        tracer.record(TraceEvent(.log(.init(level: "info", message: "dropped"))))
-        tracer.recordError(NewsError.offline, userInfo: ["password": "hunter2"])
-        #expect(sink.events.count == 1)
-        #expect(sink.events.first?.recordedError?.userInfo == ["password": "[REDACTED]", "build": "42"])
+        }))
+        traces.tracer.record(TraceEvent(.log(.init(level: "info", message: "dropped"))))
+        traces.tracer.recordError(NewsError.offline, userInfo: ["password": "hunter2"])
+        #expect(traces.events.count == 1)
+        #expect(traces.errors.first?.userInfo == ["password": "[REDACTED]", "build": "42"])
     }
 
     @Test("the session id is stamped on events that have none")
     func session() {
-        let sink = InMemoryTraceSink()
-        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled, session: "s-7"))
-        tracer.record(TraceEvent(.log(.init(level: "info", message: "a"))))
-        tracer.record(TraceEvent(session: "own", .log(.init(level: "info", message: "b"))))
-        #expect(sink.events.map(\.session) == ["s-7", "own"])
+        let traces = TestTracer(configuration: .init(logging: .disabled, session: "s-7"))
+        traces.tracer.record(TraceEvent(.log(.init(level: "info", message: "a"))))
+        traces.tracer.record(TraceEvent(session: "own", .log(.init(level: "info", message: "b"))))
+        #expect(traces.events.map(\.session) == ["s-7", "own"])
     }
 
     @Test("instances are independent; several sinks all get each event")
@@ -36,11 +36,11 @@ struct TracerTests {
         let first = InMemoryTraceSink()
         let second = InMemoryTraceSink()
         let both = APITracer(sinks: [first, second], configuration: .init(logging: .disabled))
-        let (other, otherSink) = makeTracer()
+        let other = TestTracer()
         both.record(TraceEvent(.log(.init(level: "info", message: "x"))))
         #expect(first.events.count == 1)
         #expect(second.events.count == 1)
-        #expect(otherSink.events.isEmpty)
+        #expect(other.events.isEmpty)
         _ = other
     }
 }

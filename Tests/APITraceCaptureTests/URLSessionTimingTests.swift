@@ -1,6 +1,8 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 @testable import APITraceCapture
 import APITraceFormat
+import APITraceTesting
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -131,11 +133,11 @@ struct URLSessionTimingTests {
 
     @Test("on this platform the wrapper's events carry the duration and no timing, and are not held back")
     func wrapperOnLinux() async throws {
-        let (tracer, sink) = makeTracer()
+        let traces = TestTracer()
         try await TestServer.run { base in
-            let session = TracedURLSession(tracer: tracer)
+            let session = TracedURLSession(tracer: traces.tracer)
             _ = try await session.data(for: URLRequest(url: base.appendingPathComponent("apps/7")))
-            let request = try #require(sink.events.first?.request)
+            let request = try #require(traces.requests.first)
             #expect(request.status == 200)
             // Apple platforms: the phases of the loopback connection (not built here); Linux: none.
             #expect((request.timing != nil) == TaskTimingJoin.platformDeliversMetrics)

@@ -13,8 +13,8 @@ import Tracing
 struct DeferredRecordingTests {
     @Test("after a flush every ended span's event is in the sink, in the order the spans ended, from one thread or several")
     func completeAndOrdered() async throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         for i in 0..<500 {
             tracer.withSpan("GET", ofKind: .client) { span in
                 span.attributes["http.request.method"] = "GET"
@@ -22,8 +22,8 @@ struct DeferredRecordingTests {
                 span.attributes["http.response.status_code"] = 200
             }
         }
-        recorder.flush()
-        #expect(sink.sink.events.compactMap(\.request).map(\.route) == (0..<500).map { "/one/\($0)" })
+        traces.tracer.flush()
+        #expect(traces.sink.events.requests.map(\.route) == (0..<500).map { "/one/\($0)" })
 
         // Four threads ending 250 spans each: all 1,000 arrive, each thread's in its own order.
         try await offPool {
@@ -36,14 +36,14 @@ struct DeferredRecordingTests {
                     span.end()
                 }
             }
-            recorder.flush()
+            traces.tracer.flush()
         }
-        let routes = sink.sink.events.compactMap(\.request).map(\.route).dropFirst(500)
+        let routes = traces.sink.events.requests.map(\.route).dropFirst(500)
         #expect(routes.count == 1000)
         for thread in 0..<4 {
             #expect(routes.filter { $0.hasPrefix("/t\(thread)/") } == (0..<250).map { "/t\(thread)/\($0)" })
         }
-        #expect(sink.sink.events.allSatisfy { $0.type == "request" })
+        #expect(traces.sink.events.allSatisfy { $0.type == "request" })
     }
 
     @Test("ts is the span's end and duration_ms its start to end, even when the event is built long after")
@@ -59,8 +59,8 @@ struct DeferredRecordingTests {
             }
             return event
         }
-        let (recorder, sink) = memoryTracer(configuration: configuration)
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer(configuration: configuration)
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         let clock = ContinuousClock()
         let measured = try await offPool {
             tracer.withSpan("GET", ofKind: .client) { span in
@@ -84,7 +84,7 @@ struct DeferredRecordingTests {
             return (beforeStart, afterStart, beforeEnd, afterEnd, wallBeforeEnd, wallAfterEnd)
         }
         let (beforeStart, afterStart, beforeEnd, afterEnd, wallBeforeEnd, wallAfterEnd) = measured
-        let events = sink.events   // returns once the drain built the event
+        let events = traces.events   // returns once the drain built the event
         let drained = Date()
         let event = try #require(events.first { $0.request?.route == "/measured" })
         let request = try #require(event.request)
@@ -115,8 +115,8 @@ struct DeferredRecordingTests {
             }
             return event
         }
-        let sink = InMemoryTraceSink(capacity: 20_000)
-        let recorder = APITracer(sinks: [sink], configuration: configuration)
+        let traces = TestTracer(configuration: configuration, capacity: 20_000)
+        let recorder = traces.tracer
         let tracer = RequestSpanTracer(recorder: recorder)
         let request: @Sendable (String) -> Void = { route in
             tracer.withSpan("GET", ofKind: .client) { span in
@@ -133,23 +133,21 @@ struct DeferredRecordingTests {
             release.signal()
             recorder.flush()
         }
-        let events = sink.events
-        let routes = events.compactMap(\.request).map(\.route)
+        let events = traces.sink.events
+        let routes = events.requests.map(\.route)
         #expect(routes == ["/block"] + (0..<10_000).map { "/queued/\($0)" })
-        let dropped = events.compactMap { event -> TraceEvent.Dropped? in
-            if case .dropped(let dropped) = event.payload { dropped } else { nil }
-        }
+        let dropped = events.dropped
         #expect(dropped == [TraceEvent.Dropped(count: 123, reason: "span_queue_full")])
         // Counted once: a later drain reports nothing more.
         request("/after")
         recorder.flush()
-        #expect(sink.events.count == events.count + 1)
+        #expect(traces.sink.events.count == events.count + 1)
     }
 
     @Test("flushes from many threads at once while spans end: each returns with every span ended before it recorded")
     func concurrentFlushes() async throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         let ended = Locked(0)
         let shortfalls = Locked([String]())
         try await offPool {
@@ -166,15 +164,15 @@ struct DeferredRecordingTests {
                 } else {
                     for _ in 0..<50 {
                         let before = ended.withLock { $0 }
-                        recorder.flush()
-                        let recorded = sink.sink.events.count
+                        traces.tracer.flush()
+                        let recorded = traces.sink.events.count
                         if recorded < before { shortfalls.withLock { $0.append("\(recorded) < \(before)") } }
                     }
                 }
             }
         }
         #expect(shortfalls.withLock { $0 }.isEmpty)
-        let routes = sink.events.compactMap(\.request).map(\.route)
+        let routes = traces.requests.map(\.route)
         #expect(routes.count == 2000)
         #expect(Set(routes).count == 2000)
         for worker in 0..<4 {
@@ -184,8 +182,8 @@ struct DeferredRecordingTests {
 
     @Test("with no flush, events reach the sink on their own: while spans keep ending and after the drain thread went to sleep")
     func arrivesWithoutFlush() async throws {
-        let sink = InMemoryTraceSink()
-        let recorder = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let traces = TestTracer(configuration: .init(logging: .disabled))
+        let recorder = traces.tracer
         let tracer = RequestSpanTracer(recorder: recorder)
         let request: @Sendable (String) -> Void = { route in
             tracer.withSpan("GET", ofKind: .client) { span in
@@ -195,12 +193,12 @@ struct DeferredRecordingTests {
             }
         }
         request("/first")
-        try await waitUntil("the first span's event") { sink.events.count == 1 }
+        try await waitUntil("the first span's event") { traces.sink.events.count == 1 }
         // Past the second the drain thread keeps looking: it sleeps, and the next span wakes it.
         try await Task.sleep(for: .milliseconds(1500))
         request("/after-a-pause")
-        try await waitUntil("the event of the span after the pause") { sink.events.count == 2 }
-        #expect(sink.events.compactMap(\.request).map(\.route) == ["/first", "/after-a-pause"])
+        try await waitUntil("the event of the span after the pause") { traces.sink.events.count == 2 }
+        #expect(traces.sink.events.requests.map(\.route) == ["/first", "/after-a-pause"])
     }
 
     @Test("an event hook that flushes the same recorder does not wait on itself", .timeLimit(.minutes(1)))
@@ -211,9 +209,9 @@ struct DeferredRecordingTests {
             recorderBox.withLock { $0 }?.flush()
             return event
         }
-        let (recorder, sink) = memoryTracer(configuration: configuration)
-        recorderBox.withLock { $0 = recorder }
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer(configuration: configuration)
+        recorderBox.withLock { $0 = traces.tracer }
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         try await offPool {
             for route in ["/a", "/b"] {
                 tracer.withSpan("GET", ofKind: .client) { span in
@@ -223,7 +221,7 @@ struct DeferredRecordingTests {
                 }
             }
         }
-        #expect(sink.events.compactMap(\.request).map(\.route) == ["/a", "/b"])
+        #expect(traces.requests.map(\.route) == ["/a", "/b"])
         recorderBox.withLock { $0 = nil }
     }
 

@@ -1,6 +1,8 @@
 import APITraceCapture
 import APITraceDistributedTracing
 import APITraceTestSupport
+import APITraceServerTestSupport
+import APITraceTesting
 import Foundation
 import InMemoryTracing
 import Instrumentation
@@ -11,9 +13,9 @@ import Tracing
 struct ForwardingAndContextTests {
     @Test("every span, HTTP or not, also reaches the forwarded tracer with its attributes and errors")
     func forwarding() throws {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         let inMemory = InMemoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: inMemory)
+        let tracer = RequestSpanTracer(recorder: traces.tracer, forwardingTo: inMemory)
         tracer.withSpan("sync", ofKind: .internal) { _ in
             tracer.withSpan("GET", ofKind: .client) { span in
                 span.attributes["http.request.method"] = "GET"
@@ -31,7 +33,7 @@ struct ForwardingAndContextTests {
         #expect(finished.map(\.operationName) == ["GET", "sync", "POST"])
         #expect(finished.first?.attributes.get("url.path") == .string("/apps/42"))
         #expect(finished.last?.errors.count == 1)
-        let requests = sink.events.compactMap(\.request)
+        let requests = traces.requests
         #expect(requests.map(\.route) == ["/apps/{id}", "/apps"])
         #expect(requests.map(\.status) == [503, nil])
         // A type declared inside a function: no per-run address in its identity.
@@ -40,9 +42,9 @@ struct ForwardingAndContextTests {
 
     @Test("forceFlush records the ended spans' events and flushes the forwarded tracer too")
     func forceFlushForwards() {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         let inMemory = InMemoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: inMemory)
+        let tracer = RequestSpanTracer(recorder: traces.tracer, forwardingTo: inMemory)
         tracer.withSpan("GET", ofKind: .client) { span in
             span.attributes["http.request.method"] = "GET"
             span.attributes["url.path"] = "/apps"
@@ -51,15 +53,15 @@ struct ForwardingAndContextTests {
         tracer.forceFlush()
         #expect(inMemory.numberOfForceFlushes == 1)
         // Drained by forceFlush alone: the sink is read without the recorder's flush.
-        #expect(sink.sink.events.compactMap(\.request).map(\.route) == ["/apps"])
+        #expect(traces.sink.events.requests.map(\.route) == ["/apps"])
     }
 
     @Test("TraceContextProvider.serviceContext: a backend request inside a span joins the span's trace")
     func serviceContextProvider() async throws {
-        let sink = InMemoryTraceSink()
         var configuration = APITracer.Configuration(logging: .disabled)
         configuration.traceContext = .serviceContext
-        let recorder = APITracer(sinks: [sink], configuration: configuration)
+        let traces = TestTracer(configuration: configuration)
+        let recorder = traces.tracer
         let spans = RequestSpanTracer(recorder: recorder)
         try await TestServer.run { base in
             let backend = TracingBackend(URLSessionBackend(), tracer: recorder, injectsTraceParent: true)
@@ -68,7 +70,7 @@ struct ForwardingAndContextTests {
                 return span.traceParent.traceID
             }
             _ = try await backend.perform(BackendRequest(url: base.appendingPathComponent("apps/2"), route: "/apps/{id}"))
-            let ids = sink.events.map(\.traceID)
+            let ids = traces.sink.events.map(\.traceID)
             #expect(ids.first == spanTraceID)
             #expect(ids.last != spanTraceID)
             #expect(isTraceID(ids.last ?? nil))

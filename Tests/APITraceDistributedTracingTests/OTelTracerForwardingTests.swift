@@ -1,6 +1,8 @@
 import APITraceCapture
 import APITraceDistributedTracing
 import APITraceTestSupport
+import APITraceServerTestSupport
+import APITraceTesting
 import AsyncHTTPClient
 import Foundation
 import Instrumentation
@@ -19,9 +21,9 @@ import Tracing
 struct OTelTracerForwardingTests {
     @Test("incoming traceparent, server span, AsyncHTTPClient call: one trace; the request event's trace_id and span_id are the OTel client span's, which the server received")
     func oneTrace() async throws {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         let otel = W3CRecordingTracer()
-        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: otel)
+        let tracer = RequestSpanTracer(recorder: traces.tracer, forwardingTo: otel)
         let upstreamTrace = "4bf92f3577b34da6a3ce929d0e0e4736", upstreamSpan = "00f067aa0ba902b7"
         try await TestServer.run { base in
             var configuration = HTTPClient.Configuration()
@@ -46,7 +48,7 @@ struct OTelTracerForwardingTests {
             // The server got the OTel client span's ids.
             #expect(echoed == "00-\(upstreamTrace)-\(client.spanID)-01")
             // apitrace's event: the same trace, the same span (a decode failure recorded for it links there too).
-            let event = try #require(sink.events.first { $0.request != nil })
+            let event = try #require(traces.events.first { $0.request != nil })
             #expect(event.traceID == upstreamTrace)
             #expect(event.spanID == client.spanID)
             #expect(event.request?.route == "/headers")

@@ -1,6 +1,8 @@
 import APITraceCapture
 import APITraceDistributedTracing
 import APITraceTestSupport
+import APITraceServerTestSupport
+import APITraceTesting
 import AsyncHTTPClient
 import Foundation
 import InMemoryTracing
@@ -13,8 +15,8 @@ import Tracing
 struct RequestSpanTests {
     @Test("a span written from several tasks and ended from several threads at once records one request with every field")
     func endedOnOtherThreads() async throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         let span = tracer.startSpan("GET", ofKind: .client)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { span.attributes["http.request.method"] = "GET" }
@@ -31,7 +33,7 @@ struct RequestSpanTests {
             }
         }
         #expect(!span.isRecording)
-        let requests = sink.events.compactMap(\.request)
+        let requests = traces.requests
         #expect(requests.count == 1)
         let request = try #require(requests.first)
         #expect(request == TraceEvent.Request(
@@ -41,8 +43,8 @@ struct RequestSpanTests {
 
     @Test("attributes set later override earlier ones, a removed one is gone, and a lower-case method is upper-cased")
     func laterWritesOverride() throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         tracer.withSpan("get", ofKind: .client) { span in
             span.attributes["http.request.method"] = "get"
             span.attributes["url.path"] = "/apps/1"
@@ -55,7 +57,7 @@ struct RequestSpanTests {
             span.attributes["server.address"] = "api.example.com"
             span.attributes["http.request.body.size"] = nil
         }
-        let request = try #require(sink.events.compactMap(\.request).first)
+        let request = try #require(traces.requests.first)
         #expect(request.method == "GET")
         #expect(request.route == "/groups/{id}/apps")
         #expect(request.status == 200)
@@ -65,9 +67,9 @@ struct RequestSpanTests {
 
     @Test("attributes no request needs reach the forwarded span and read back; replacing the whole set replaces the fields")
     func unknownAttributesForwarded() throws {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         let inMemory = InMemoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder, forwardingTo: inMemory)
+        let tracer = RequestSpanTracer(recorder: traces.tracer, forwardingTo: inMemory)
         tracer.withSpan("POST", ofKind: .client) { span in
             span.attributes["http.request.method"] = "POST"
             span.attributes["url.path"] = "/apps"
@@ -87,7 +89,7 @@ struct RequestSpanTests {
         #expect(finished.first?.attributes.get("db.system") == .string("none"))
         #expect(finished.first?.attributes.get("network.protocol.version") == .string("1.1"))
         #expect(finished.last?.attributes.get("url.path") == nil)
-        let requests = sink.events.compactMap(\.request)
+        let requests = traces.requests
         #expect(requests.map(\.method) == ["POST", "DELETE"])
         #expect(requests.map(\.route) == ["/apps", "/apps/{id}"])
         #expect(requests.map(\.status) == [201, 204])
@@ -107,8 +109,8 @@ struct RequestSpanTests {
         // Parsed here by hand, not with apitrace's parser.
         let parts = header.lowercased().split(separator: "-").map(String.init)
         let (traceID, parentID, flags) = (parts[1], parts[2], parts[3])
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         var incoming = ServiceContext.topLevel
         tracer.extract(["traceparent": header], into: &incoming, using: HeaderExtractor())
         var sent: [String: String] = [:]
@@ -120,7 +122,7 @@ struct RequestSpanTests {
             #expect(span.traceParent.traceID == traceID)
             #expect(span.traceParent.parentID != parentID)
         }
-        let event = try #require(sink.events.first)
+        let event = try #require(traces.events.first)
         #expect(event.traceID == traceID)
         let out = try #require(sent["traceparent"]).split(separator: "-").map(String.init)
         #expect(out.count == 4)
@@ -133,8 +135,8 @@ struct RequestSpanTests {
 
     @Test("the trace id of an AsyncHTTPClient request is the one in the traceparent the server received")
     func eventMatchesSentHeader() async throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         try await TestServer.run { base in
             var configuration = HTTPClient.Configuration()
             configuration.tracing.tracer = tracer
@@ -152,7 +154,7 @@ struct RequestSpanTests {
             try await http.shutdown()
             // The trace id the server saw, cut out of the header by hand.
             let sentTraceIDs = echoed.map { String($0.split(separator: "-")[1]) }
-            #expect(sink.events.map(\.traceID) == sentTraceIDs)
+            #expect(traces.events.map(\.traceID) == sentTraceIDs)
             #expect(Set(sentTraceIDs).count == 3)
         }
     }

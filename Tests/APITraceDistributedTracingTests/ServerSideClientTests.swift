@@ -1,6 +1,8 @@
 import APITraceCapture
 import APITraceDistributedTracing
 import APITraceTestSupport
+import APITraceServerTestSupport
+import APITraceTesting
 import AsyncHTTPClient
 import Foundation
 import Instrumentation
@@ -13,16 +15,16 @@ import Tracing
 struct ServerSideClientTests {
     @Test("the sample AsyncHTTPClient client records route, status, host, duration and trace id per request")
     func sampleClient() async throws {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         try await withNewsServer { port in
-            let client = ServerSideNewsClient(baseURL: "http://127.0.0.1:\(port)", recorder: recorder)
+            let client = ServerSideNewsClient(baseURL: "http://127.0.0.1:\(port)", recorder: traces.tracer)
             let papers = try await client.newspapers()
             let news = try await client.news(id: 42)
             try await client.shutdown()
             #expect(papers.count == 5)
             #expect(news.id == 42)
         }
-        let requests = sink.events.compactMap { event in event.request.map { (event, $0) } }
+        let requests = traces.events.compactMap { event in event.request.map { (event, $0) } }
         #expect(requests.map(\.1.route) == ["/newspapers", "/news/{id}"])
         for (event, request) in requests {
             #expect(request.method == "GET")
@@ -38,8 +40,8 @@ struct ServerSideClientTests {
 
     @Test("inside a span, the request joins the caller's trace and the server receives that traceparent")
     func joinsCallerTrace() async throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         try await TestServer.run { base in
             var configuration = HTTPClient.Configuration()
             configuration.tracing.tracer = tracer
@@ -51,9 +53,9 @@ struct ServerSideClientTests {
                 return (span.traceParent.traceID, headers["traceparent"] ?? headers["Traceparent"])
             }
             try await http.shutdown()
-            let request = try #require(sink.events.compactMap(\.request).first)
+            let request = try #require(traces.requests.first)
             #expect(request.route == "/headers")
-            #expect(sink.events.first?.traceID == parentTraceID)
+            #expect(traces.events.first?.traceID == parentTraceID)
             let sent = try #require(echoed.flatMap(TraceParent.init(headerValue:)))
             #expect(sent.traceID == parentTraceID)
         }
@@ -61,15 +63,15 @@ struct ServerSideClientTests {
 
     @Test("a refused connection is recorded with the client's error and no status")
     func refused() async throws {
-        let (recorder, sink) = memoryTracer()
+        let traces = TestTracer()
         var configuration = HTTPClient.Configuration()
-        configuration.tracing.tracer = RequestSpanTracer(recorder: recorder)
+        configuration.tracing.tracer = RequestSpanTracer(recorder: traces.tracer)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         await #expect(throws: (any Error).self) {
             _ = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:9/a?token=abc"), timeout: .seconds(2))
         }
         try await http.shutdown()
-        let request = try #require(sink.events.compactMap(\.request).first)
+        let request = try #require(traces.requests.first)
         #expect(request.status == nil)
         #expect(request.error != nil)
         #expect(request.route == "/a")
@@ -77,18 +79,18 @@ struct ServerSideClientTests {
 
     @Test("spans that are not HTTP client requests are not recorded")
     func nonHTTPSpans() {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         tracer.withSpan("load cache", ofKind: .internal) { _ in }
         tracer.withSpan("GET", ofKind: .server) { span in span.attributes["http.request.method"] = "GET" }
         tracer.withSpan("query", ofKind: .client) { span in span.attributes["db.system"] = "postgresql" }
-        #expect(sink.events.isEmpty)
+        #expect(traces.events.isEmpty)
     }
 
     @Test("OpenTelemetry attributes map to the request's fields; url.full and url.query never appear")
     func attributes() throws {
-        let (recorder, sink) = memoryTracer()
-        let tracer = RequestSpanTracer(recorder: recorder)
+        let traces = TestTracer()
+        let tracer = RequestSpanTracer(recorder: traces.tracer)
         tracer.withSpan("POST /apps/{id}", ofKind: .client) { span in
             span.attributes["http.request.method"] = "POST"
             span.attributes["http.route"] = "/apps/{id}"
@@ -99,7 +101,7 @@ struct ServerSideClientTests {
             span.attributes["http.request.body.size"] = 12
             span.attributes["http.response.body.size"] = 34
         }
-        let event = try #require(sink.events.first)
+        let event = try #require(traces.events.first)
         let request = try #require(event.request)
         #expect(request == TraceEvent.Request(
             method: "POST", route: "/apps/{id}", host: "api.example.com", status: 503, durationMs: request.durationMs,

@@ -77,18 +77,13 @@ struct TraceFileWriterRecoveryTests {
     @Test("the next writer finishes the file of a SIGKILLed one: every flushed event kept, a complete gzip file, read-only")
     func finishesFileOfKilledRun() async throws {
         let dir = TemporaryDirectory()
-        let producer = Process()
-        producer.executableURL = try builtProduct("trace-producer-fixture")
-        producer.arguments = [dir.path, "20"]
-        producer.standardOutput = Pipe()
-        try producer.run()
+        let producer = try ChildProcess(try builtProduct("trace-producer-fixture").path, [dir.path, "20"])
         try await Task.sleep(for: .milliseconds(100))
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, (dir.traceFiles.first.map { Self.seqs($0).seqs.count } ?? 0) < 300 {
             try await Task.sleep(for: .milliseconds(50))
         }
-        kill(producer.processIdentifier, SIGKILL)
-        producer.waitUntilExit()
+        try await producer.kill(SIGKILL)
         let files = dir.traceFiles
         try #require(files.count == 1)
         let cut = Self.seqs(files[0])

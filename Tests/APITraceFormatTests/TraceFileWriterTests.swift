@@ -213,35 +213,18 @@ struct TraceFileWriterTests {
     @Test("a writer killed with SIGKILL leaves a file readable up to its last flush")
     func sigkill() async throws {
         let dir = TemporaryDirectory()
-        let producer = Process()
-        producer.executableURL = try builtProduct("trace-producer-fixture")
-        producer.arguments = [dir.path, "100"]
-        let out = Pipe()
-        producer.standardOutput = out
-        try producer.run()
-        // Let it write for a while, remembering how many events it had appended. The child's output
-        // is read on a thread of its own, so the test's task never blocks the cooperative pool.
-        let progress = Mutex(0)
-        let handle = out.fileHandleForReading
-        Thread.detachNewThread {
-            var text = ""
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { return }
-                text += String(decoding: chunk, as: UTF8.self)
-                if let last = text.split(separator: "\n").last.flatMap({ Int($0) }) { progress.withLock { $0 = last } }
-            }
-        }
+        // Let it write for a while, remembering how many events it had appended (it prints the count
+        // of each batch it appended; ChildProcess reads its output on threads of its own).
+        let producer = try ChildProcess(try builtProduct("trace-producer-fixture").path, [dir.path, "100"])
+        let progress = { producer.lines.last.flatMap { Int($0) } ?? 0 }
         let deadline = ContinuousClock.now + .seconds(30)
-        while progress.withLock({ $0 }) < 1500 && ContinuousClock.now < deadline {
+        while progress() < 1500 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        let appended = progress.withLock { $0 }
-        let appendedAtLeastOneSecondBeforeKill = appended
+        let appendedAtLeastOneSecondBeforeKill = progress()
         try await Task.sleep(for: .seconds(1))
-        kill(producer.processIdentifier, SIGKILL)
-        producer.waitUntilExit()
-        #expect(producer.terminationReason == .uncaughtSignal)
+        try await producer.kill(SIGKILL)
+        #expect(producer.process.terminationReason == .uncaughtSignal)
 
         let files = dir.traceFiles
         try #require(files.count == 1)

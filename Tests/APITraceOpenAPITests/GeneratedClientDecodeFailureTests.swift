@@ -1,6 +1,8 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceCapture
 import APITraceOpenAPI
+import APITraceTesting
 import Foundation
 import HTTPTypes
 @_spi(Generated) import OpenAPIRuntime
@@ -78,8 +80,8 @@ struct GeneratedClientDecodeFailureTests {
 
     @Test("a response missing a key records a decode failure with the full path and the operation's route")
     func missingKey() async throws {
-        let sink = InMemoryTraceSink()
-        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let traces = TestTracer(configuration: .init(logging: .disabled))
+        let tracer = traces.tracer
         let routes = try OpenAPIRoutes.parse(document)
         try await TestServer.run { base in
             let middleware = TracingClientMiddleware(tracer: tracer, routes: routes)
@@ -90,9 +92,9 @@ struct GeneratedClientDecodeFailureTests {
                 _ = try await tracer.recordingDecodeFailures { try await apps.listApps() }
             }
         }
-        let requests = sink.events.compactMap { event -> TraceEvent.Request? in if case .request(let r) = event.payload { r } else { nil } }
+        let requests = traces.requests
         #expect(requests.map(\.route) == ["/apps/{appID}", "/apps"])
-        let failures = sink.events.compactMap { event -> TraceEvent.DecodeFailure? in if case .decodeFailure(let f) = event.payload { f } else { nil } }
+        let failures = traces.decodeFailures
         #expect(failures.count == 1)
         let failure = try #require(failures.first)
         #expect(failure.path == "data.apps[1].stability")

@@ -1,6 +1,8 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceCapture
 import APITraceOpenAPI
+import APITraceTesting
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
@@ -23,14 +25,14 @@ private func send(
 struct TracingClientMiddlewareTests {
     @Test("a request records method, route by operation id, host, status, bytes and attempt")
     func routeFromOperation() async throws {
-        let sink = InMemoryTraceSink()
-        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let traces = TestTracer(configuration: .init(logging: .disabled))
+        let tracer = traces.tracer
         try await TestServer.run { base in
             let middleware = TracingClientMiddleware(tracer: tracer, routes: ["getApp": "/apps/{appID}"])
             let (response, body) = try await send(middleware, method: .get, path: "/apps/42", operationID: "getApp", base: base)
             #expect(response.status.code == 200)
             let bytes = try await Data(collecting: try #require(body), upTo: 1 << 20)
-            guard case .request(let request) = try #require(sink.events.first).payload else {
+            guard case .request(let request) = try #require(traces.sink.events.first).payload else {
                 Issue.record("not a request event")
                 return
             }
@@ -48,34 +50,32 @@ struct TracingClientMiddlewareTests {
 
     @Test("unknown operations get a normalized route; server errors keep their status; traceparent is injected")
     func normalizedAndErrors() async throws {
-        let sink = InMemoryTraceSink()
-        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let traces = TestTracer(configuration: .init(logging: .disabled))
+        let tracer = traces.tracer
         try await TestServer.run { base in
             let middleware = TracingClientMiddleware(tracer: tracer, injectsTraceParent: true)
             _ = try await send(middleware, method: .get, path: "/apps/7?token=abc", operationID: "getApp", base: base)
             _ = try await send(middleware, method: .get, path: "/fail", operationID: "fail", base: base)
             let (_, body) = try await send(middleware, method: .get, path: "/headers", operationID: "headers", base: base)
             let echoed = try JSONSerialization.jsonObject(with: try await Data(collecting: try #require(body), upTo: 1 << 20)) as? [String: String]
-            let requests = sink.events.compactMap { event -> TraceEvent.Request? in
-                if case .request(let r) = event.payload { r } else { nil }
-            }
+            let requests = traces.requests
             #expect(requests.map(\.route) == ["/apps/{id}", "/fail", "/headers"])
             #expect(requests.map(\.status) == [200, 500, 200])
             let sent = try #require(echoed?["traceparent"])
-            #expect(sink.events.last?.traceID == TraceParent(headerValue: sent)?.traceID)
+            #expect(traces.sink.events.last?.traceID == TraceParent(headerValue: sent)?.traceID)
         }
     }
 
     @Test("a transport failure records the error identity and rethrows")
     func transportFailure() async throws {
-        let sink = InMemoryTraceSink()
-        let tracer = APITracer(sinks: [sink], configuration: .init(logging: .disabled))
+        let traces = TestTracer(configuration: .init(logging: .disabled))
+        let tracer = traces.tracer
         let closed = try await TestServer.run { $0 }
         let middleware = TracingClientMiddleware(tracer: tracer)
         await #expect(throws: (any Error).self) {
             _ = try await send(middleware, method: .get, path: "/apps", operationID: "listApps", base: closed)
         }
-        guard case .request(let request) = try #require(sink.events.first).payload else {
+        guard case .request(let request) = try #require(traces.sink.events.first).payload else {
             Issue.record("not a request event")
             return
         }

@@ -1,7 +1,9 @@
 import APITraceCapture
 import APITraceFormat
 import APITraceSSE
+import APITraceTesting
 import APITraceTestSupport
+import APITraceServerTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -20,14 +22,14 @@ struct EventSourceBoundsTests {
                       ("/hostile/never-dispatch", .eventTooLarge, 1 << 20)])
     func floodsAreCutAtTheLimit(_ path: String, _ code: EventSourceError.Code, _ limit: Int) async throws {
         try await TestServer.runSSE { base, _ in
-            let sink = InMemoryTraceSink()
+            let traces = TestTracer()
             let top: @Sendable (ClosedRange<Double>) -> Double = { $0.upperBound }
             // The server says `retry: 1`; the floor (5 ms here) holds and the backoff doubles per violation.
             let policy = ReconnectPolicy(initialDelay: .milliseconds(20), minimumDelay: .milliseconds(5),
                                          maximumDelay: .seconds(1), random: top)
             // The server gives up after 64 MB per connection (64 times the limits): a client without
             // limits reads to the end and fails here, it does not hang.
-            let source = makeSource(base, path + "?cap=64", sink: sink, policy: policy) {
+            let source = makeSource(base, path + "?cap=64", traces: traces, policy: policy) {
                 $0.limits = ServerSentEventParser.Limits(maximumLineBytes: 256 << 10, maximumEventBytes: 1 << 20)
             }
             let errors = ErrorRecorder()
@@ -35,11 +37,11 @@ struct EventSourceBoundsTests {
             let states = StateRecorder()
             source.onStateChange(states.record)
             source.start()
-            for _ in 0..<2400 where sink.sse(.fail).count < 3 { try await Task.sleep(for: .milliseconds(25)) }
+            for _ in 0..<2400 where traces.sse(.fail).count < 3 { try await Task.sleep(for: .milliseconds(25)) }
             source.close()
             await source.waitUntilStopped()
 
-            let fails = sink.sse(.fail)
+            let fails = traces.sse(.fail)
             #expect(fails.count >= 3)
             #expect(fails.allSatisfy { $0.reason == code.description && $0.status == 200 && $0.events == 0 })
             #expect(errors.all.count >= 3)
@@ -48,9 +50,9 @@ struct EventSourceBoundsTests {
             #expect(source.failure == nil, "a limit drops the connection; it does not stop the client")
             // One reconnect after each violation, the delay doubling from the floor: the violating
             // connections never count as healthy.
-            #expect(sink.sse(.reconnect).prefix(3).map(\.delayMs) == [5, 10, 20])
-            #expect(sink.sse(.open).count >= 3)
-            #expect(sink.sse(.close).filter { $0.reason != "closed_by_client" }.isEmpty)
+            #expect(traces.sse(.reconnect).prefix(3).map(\.delayMs) == [5, 10, 20])
+            #expect(traces.sse(.open).count >= 3)
+            #expect(traces.sse(.close).filter { $0.reason != "closed_by_client" }.isEmpty)
             #expect(!states.all.isEmpty && states.all.last == .closed)
             // The client's memory under such a server is measured on the real `apitrace listen` process
             // (ListenHostileServerTests): what the test server counts as written includes its own buffers.
@@ -105,9 +107,9 @@ struct EventSourceBoundsTests {
     @Test("retry: 0 cannot make a reconnect storm: the default floor holds every delay, and the delays grow over short-lived connections")
     func retryZeroIsFloored() async throws {
         try await TestServer.runSSE { base, log in
-            let sink = InMemoryTraceSink()
+            let traces = TestTracer()
             var configuration = EventSource.Configuration(
-                url: URL(string: "/hostile/retry-zero", relativeTo: base)!.absoluteURL, tracer: APITracer(sinks: [sink]))
+                url: URL(string: "/hostile/retry-zero", relativeTo: base)!.absoluteURL, tracer: traces.tracer)
             configuration.idleTimeout = .seconds(30)
             let source = EventSource(configuration: configuration)  // the default ReconnectPolicy
             let window = Duration.seconds(3)
@@ -130,7 +132,7 @@ struct EventSourceBoundsTests {
                 let gap = requests[n].at - requests[n - 1].at
                 #expect(gap >= .milliseconds(500), "connection \(n + 1) came \(gap) after the previous one")
             }
-            let delays = sink.sse(.reconnect).compactMap(\.delayMs)
+            let delays = traces.sse(.reconnect).compactMap(\.delayMs)
             #expect(delays.allSatisfy { $0 >= 500 })
             // Equal jitter from a doubling ceiling: reconnect n waits at least 500 * 2^(n-1) ms (n >= 1).
             for (n, delay) in delays.enumerated() where n >= 1 {
@@ -142,17 +144,17 @@ struct EventSourceBoundsTests {
     @Test("a 50 MB id breaks the line limit: the connection fails and reconnects, the id never reaches the trace")
     func fiftyMegabyteID() async throws {
         try await TestServer.runSSE { base, _ in
-            let sink = InMemoryTraceSink()
-            let source = makeSource(base, "/hostile/huge-id?bytes=\(50 << 20)", sink: sink)
+            let traces = TestTracer()
+            let source = makeSource(base, "/hostile/huge-id?bytes=\(50 << 20)", traces: traces)
             source.start()
-            for _ in 0..<2400 where sink.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
+            for _ in 0..<2400 where traces.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
             source.close()
             await source.waitUntilStopped()
-            #expect(sink.sse(.fail).count >= 2)
-            #expect(sink.sse(.fail).allSatisfy { $0.reason == "line_too_long" })
-            #expect(sink.sse(.reconnect).count >= 2)
+            #expect(traces.sse(.fail).count >= 2)
+            #expect(traces.sse(.fail).allSatisfy { $0.reason == "line_too_long" })
+            #expect(traces.sse(.reconnect).count >= 2)
             #expect(source.lastEventID.isEmpty)
-            #expect(sink.events.map { $0.jsonLine.utf8.count }.max() ?? 0 < 4096)
+            #expect(traces.events.map { $0.jsonLine.utf8.count }.max() ?? 0 < 4096)
         }
     }
 
@@ -160,16 +162,16 @@ struct EventSourceBoundsTests {
     func longIDIsClippedInTraces() async throws {
         let bytes = 40_000
         try await TestServer.runSSE { base, log in
-            let sink = InMemoryTraceSink()
-            let source = makeSource(base, "/hostile/huge-id?bytes=\(bytes)", sink: sink)
+            let traces = TestTracer()
+            let source = makeSource(base, "/hostile/huge-id?bytes=\(bytes)", traces: traces)
             source.start()
-            for _ in 0..<2400 where sink.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
+            for _ in 0..<2400 where traces.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
             source.close()
             await source.waitUntilStopped()
             // The client keeps the whole id and sends it back: it is the server's to choose.
             #expect(source.lastEventID == String(repeating: "7", count: bytes))
             #expect(log.requests.dropFirst().first?.lastEventID?.count == bytes)
-            let reconnects = sink.sse(.reconnect)
+            let reconnects = traces.sse(.reconnect)
             #expect(reconnects.count >= 2)
             for reconnect in reconnects {
                 let id = reconnect.lastEventID ?? ""
@@ -179,7 +181,7 @@ struct EventSourceBoundsTests {
                 #expect(cut + id.prefix { $0 == "7" }.count == bytes, "the marker says how many bytes were cut")
                 #expect(reconnect.summary.utf8.count < 400)
             }
-            #expect(sink.events.map { $0.jsonLine.utf8.count }.max() ?? 0 < 4096)
+            #expect(traces.events.map { $0.jsonLine.utf8.count }.max() ?? 0 < 4096)
         }
     }
 }

@@ -1,7 +1,9 @@
 import APITraceCapture
 import APITraceFormat
 import APITraceSSE
+import APITraceTesting
 import APITraceTestSupport
+import APITraceServerTestSupport
 import Foundation
 import Testing
 
@@ -23,8 +25,8 @@ func redirectPath(to target: String, status: Int = 302) -> String {
 
 @Suite("EventSource redirects: credentials never follow to another origin")
 struct EventSourceRedirectTests {
-    func source(_ base: URL, _ path: String, _ sink: InMemoryTraceSink) -> EventSource {
-        makeSource(base, path, sink: sink) {
+    func source(_ base: URL, _ path: String, _ traces: TestTracer) -> EventSource {
+        makeSource(base, path, traces: traces) {
             $0.headers = credentialHeaders
             $0.secretHeaders = ["x-api-key"]
         }
@@ -35,9 +37,9 @@ struct EventSourceRedirectTests {
     func otherPort(_ status: Int) async throws {
         try await TestServer.runSSE { first, firstLog in
             try await TestServer.runSSE { second, secondLog in
-                let sink = InMemoryTraceSink()
+                let traces = TestTracer()
                 let path = redirectPath(to: second.absoluteString + "/headers-stream", status: status)
-                let events = try await collect(source(first, path, sink))
+                let events = try await collect(source(first, path, traces))
                 #expect(events.map(\.data) == ["ok"])
                 // The app's own origin saw its credentials (the redirect itself).
                 #expect(firstLog.requests.allSatisfy { $0.credentials == ["authorization", "cookie", "x-api-key"] })
@@ -54,8 +56,8 @@ struct EventSourceRedirectTests {
     func localhostIsAnotherOrigin() async throws {
         try await TestServer.runSSE { base, log in
             let port = base.port ?? 0
-            let sink = InMemoryTraceSink()
-            _ = try await collect(source(base, redirectPath(to: "http://localhost:\(port)/headers-stream"), sink))
+            let traces = TestTracer()
+            _ = try await collect(source(base, redirectPath(to: "http://localhost:\(port)/headers-stream"), traces))
             let streams = log.requests.filter { $0.path == "/headers-stream" }
             #expect(streams.count == 2)
             #expect(streams.allSatisfy { $0.credentials.isEmpty })
@@ -65,9 +67,9 @@ struct EventSourceRedirectTests {
     @Test("a same-origin redirect keeps the credentials, absolute or relative", arguments: [true, false])
     func sameOriginKeepsThem(_ absolute: Bool) async throws {
         try await TestServer.runSSE { base, log in
-            let sink = InMemoryTraceSink()
+            let traces = TestTracer()
             let target = absolute ? base.absoluteString + "/headers-stream" : "/headers-stream"
-            let events = try await collect(source(base, redirectPath(to: target, status: 307), sink))
+            let events = try await collect(source(base, redirectPath(to: target, status: 307), traces))
             #expect(events.map(\.data) == ["ok"])
             let streams = log.requests.filter { $0.path == "/headers-stream" }
             #expect(streams.count == 2)
@@ -79,10 +81,10 @@ struct EventSourceRedirectTests {
     func leavingTheOriginIsForGood() async throws {
         try await TestServer.runSSE { first, firstLog in
             try await TestServer.runSSE { second, secondLog in
-                let sink = InMemoryTraceSink()
+                let traces = TestTracer()
                 let back = first.absoluteString + "/headers-stream"
                 let path = redirectPath(to: second.absoluteString + redirectPath(to: back))
-                _ = try await collect(source(first, path, sink))
+                _ = try await collect(source(first, path, traces))
                 #expect(secondLog.requests.allSatisfy { $0.credentials.isEmpty })
                 let streams = firstLog.requests.filter { $0.path == "/headers-stream" }
                 #expect(streams.count == 2)
@@ -94,24 +96,24 @@ struct EventSourceRedirectTests {
     @Test("a redirect loop ends each attempt after 20 redirects (too_many_redirects) and reconnects with backoff")
     func redirectLoop() async throws {
         try await TestServer.runSSE { base, log in
-            let sink = InMemoryTraceSink()
+            let traces = TestTracer()
             let policy = ReconnectPolicy(initialDelay: .milliseconds(50), minimumDelay: .milliseconds(50),
                                          maximumDelay: .milliseconds(200))
-            let source = makeSource(base, "/redirect-loop", sink: sink, policy: policy)
+            let source = makeSource(base, "/redirect-loop", traces: traces, policy: policy)
             source.start()
-            for _ in 0..<2400 where sink.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
+            for _ in 0..<2400 where traces.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
             source.close()
             await source.waitUntilStopped()
             let atClose = log.requests.count
             try await Task.sleep(for: .milliseconds(300))
             #expect(log.requests.count == atClose, "no redirect is followed after close()")
-            let closes = sink.sse(.close).filter { $0.reason != "closed_by_client" }
+            let closes = traces.sse(.close).filter { $0.reason != "closed_by_client" }
             #expect(closes.count >= 2)
             #expect(closes.allSatisfy { $0.reason == "too_many_redirects" })
-            #expect(sink.sse(.open).isEmpty)
-            #expect(sink.sse(.reconnect).count >= 2)
+            #expect(traces.sse(.open).isEmpty)
+            #expect(traces.sse(.reconnect).count >= 2)
             // The first request and 20 redirects per attempt, never more.
-            #expect(log.requests.count <= 21 * sink.sse(.close).count)
+            #expect(log.requests.count <= 21 * traces.sse(.close).count)
         }
     }
 
@@ -119,16 +121,16 @@ struct EventSourceRedirectTests {
           arguments: ["file:///etc/passwd", "ftp://127.0.0.1/stream"])
     func otherScheme(_ target: String) async throws {
         try await TestServer.runSSE { base, log in
-            let sink = InMemoryTraceSink()
-            let source = source(base, redirectPath(to: target), sink)
+            let traces = TestTracer()
+            let source = source(base, redirectPath(to: target), traces)
             source.start()
-            for _ in 0..<1200 where sink.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
+            for _ in 0..<1200 where traces.sse(.reconnect).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
             source.close()
             await source.waitUntilStopped()
-            let closes = sink.sse(.close).filter { $0.reason != "closed_by_client" }
+            let closes = traces.sse(.close).filter { $0.reason != "closed_by_client" }
             #expect(closes.count >= 2)
             #expect(closes.allSatisfy { $0.reason == "redirect_not_http" }, "\(closes.map(\.reason))")
-            #expect(sink.sse(.open).isEmpty)
+            #expect(traces.sse(.open).isEmpty)
             #expect(log.requests.allSatisfy { $0.path == "/redirect" })
         }
     }

@@ -1,4 +1,6 @@
 import APITraceCapture
+import APITraceFormat
+import APITraceTestSupport
 import APITraceTesting
 import Foundation
 import Testing
@@ -88,5 +90,40 @@ struct TestTracerTests {
             #expect(traces.events.count == 3)
             #expect(traces.sink.droppedCount == 7)
         }
+    }
+
+    @Test("each accessor returns the events of its type and no other, in order, from a tracer or from a trace file read back")
+    func accessorsByType() throws {
+        let webSocket = TraceEvent.WebSocket(phase: .close, route: "/live", code: 1006, reason: "network_error")
+        let recorded = everyEventType + [TraceEvent(.websocket(webSocket))]
+        let traces = TestTracer(configuration: .init(errorRateLimit: nil, logging: .disabled, session: nil, decodeFailureRateLimit: nil))
+        for event in recorded { traces.tracer.record(event) }
+        // Counted from the payloads' `type` field, independently of the accessors.
+        let count = { (type: String) in recorded.filter { $0.type == type }.count }
+        #expect(traces.events.count == recorded.count)
+        #expect(traces.requests.count == count("request") && count("request") > 0)
+        #expect(traces.decodeFailures.count == count("decode_failure") && count("decode_failure") > 0)
+        #expect(traces.errors.count == count("error") && count("error") > 0)
+        #expect(traces.sse.count == count("sse") && count("sse") > 0)
+        #expect(traces.webSockets == [webSocket])
+        #expect(traces.logs.count == count("log") && count("log") > 0)
+        #expect(traces.dropped.count == count("dropped") && count("dropped") > 0)
+        #expect(traces.requests.map(\.route) == recorded.compactMap { if case .request(let r) = $0.payload { r.route } else { nil } })
+        let first = try #require(traces.events.first { $0.request?.route == "/apps/{id}" })
+        #expect(first.traceID == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(first.decodeFailure == nil && first.recordedError == nil && first.sse == nil && first.webSocket == nil && first.log == nil && first.dropped == nil)
+
+        // The same accessors on the events of a trace file read back.
+        let dir = TemporaryDirectory()
+        let writer = TraceFileWriter(configuration: .init(directory: dir.path, producer: "accessors"))
+        for event in recorded { writer.append(event) }
+        writer.close()
+        var read: [TraceEvent] = []
+        let result = TraceFileReader(path: try #require(dir.traceFiles.first)).forEachEvent { read.append($0) }
+        #expect(result.warnings.isEmpty)
+        #expect(read.requests.map(\.route) == traces.requests.map(\.route))
+        #expect(read.requests.map(\.status) == recorded.compactMap { if case .request(let r) = $0.payload { r.status } else { nil } })
+        #expect(read.webSockets == [webSocket])
+        #expect(read.errors.map(\.identity) == traces.errors.map(\.identity))
     }
 }

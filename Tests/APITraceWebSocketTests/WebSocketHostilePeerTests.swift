@@ -1,5 +1,6 @@
 import APITraceCapture
 import APITraceFormat
+import APITraceTesting
 import APITraceTestSupport
 import APITraceWebSocket
 import Foundation
@@ -15,16 +16,16 @@ struct WebSocketHostilePeerTests {
     func endlessFrame() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
+        let traces = TestTracer()
         let before = residentBytes()
-        let connection = makeConnection(server.url("/endless-frame?wait=0.1"), sink: sink) { $0.maximumFrameSize = 64 << 10 }
+        let connection = makeConnection(server.url("/endless-frame?wait=0.1"), traces: traces) { $0.maximumFrameSize = 64 << 10 }
         let (events, _) = try await collect(connection) { event, _ in
             if case .reconnecting(let attempt, _) = event { return attempt == 3 }
             return false
         }
         #expect(events.texts.isEmpty && events.compactMap { if case .binary(let b) = $0 { b } else { nil } }.isEmpty)
         #expect(Array(events.closes.prefix(2).map(\.code)) == [1006, 1006])
-        let traced = sink.webSockets(connection.configuration.tracer)
+        let traced = traces.webSockets
         #expect(traced.filter { $0.phase == .close }.count >= 2)
         #expect(traced.filter { $0.phase == .reconnect }.count == 2)
         #expect(traced.filter { $0.phase == .close }.allSatisfy { $0.bytesIn == 0 })
@@ -38,13 +39,13 @@ struct WebSocketHostilePeerTests {
     func endlessMessage() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/endless-message"), sink: sink) { $0.maximumMessageSize = 200_000 }
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/endless-message"), traces: traces) { $0.maximumMessageSize = 200_000 }
         let (events, error) = try await collect(connection)
         #expect((error as? WebSocketError)?.code == .messageTooLarge)
         #expect((error as? WebSocketError)?.limit == 200_000)
         #expect(events.texts.isEmpty)
-        let close = try #require(sink.webSockets(connection.configuration.tracer).first { $0.phase == .close })
+        let close = try #require(traces.webSockets.first { $0.phase == .close })
         #expect(close.code == 1009)
         #expect(close.closedBy == "client")
         #expect(close.reason == "message_too_big")
@@ -54,9 +55,9 @@ struct WebSocketHostilePeerTests {
     func floodToSlowReader() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
+        let traces = TestTracer()
         let flood = 120_000, size = 1_000
-        let connection = makeConnection(server.url("/flood?n=\(flood)&size=\(size)"), sink: sink) {
+        let connection = makeConnection(server.url("/flood?n=\(flood)&size=\(size)"), traces: traces) {
             $0.bufferedMessages = 64
             $0.pingInterval = nil
         }
@@ -80,7 +81,7 @@ struct WebSocketHostilePeerTests {
         // bound leaves room for the other suites sharing this process's memory (61 MB of growth seen
         // in a full run with the bounded buffer).
         #expect(afterStall - baseline < flood * size * 3 / 4, "resident memory grew by \(afterStall - baseline) bytes while the reader stopped")
-        let close = try #require(sink.webSockets(connection.configuration.tracer).first { $0.phase == .close })
+        let close = try #require(traces.webSockets.first { $0.phase == .close })
         #expect(close.messagesIn == flood)
         #expect(close.bytesIn == Int64(flood * size))
     }
@@ -91,9 +92,9 @@ struct WebSocketHostilePeerTests {
         defer { server.stop() }
         let other = try await WebSocketTestServer()
         defer { other.stop() }
-        let sink = InMemoryTraceSink()
+        let traces = TestTracer()
         let target = other.url("/headers").absoluteString
-        let connection = makeConnection(server.url("/redirect?to=\(target)"), sink: sink) {
+        let connection = makeConnection(server.url("/redirect?to=\(target)"), traces: traces) {
             $0.headers = [("Authorization", "Bearer secret-token-1")]
             $0.reconnect.maximumFailedAttempts = 2
         }
@@ -103,7 +104,7 @@ struct WebSocketHostilePeerTests {
         try await waitUntil("two handshakes at the first server", seconds: 10) { server.handshakes.count >= 2 }
         #expect(server.handshakes.map(\.authorization) == ["Bearer secret-token-1", "Bearer secret-token-1"])
         #expect(other.handshakes.isEmpty)
-        let lines = sink.events.map(\.jsonLine).joined(separator: "\n")
+        let lines = traces.events.map(\.jsonLine).joined(separator: "\n")
         #expect(!lines.contains("secret-token"))
         #expect(!String(describing: error!).contains("secret-token"))
     }
@@ -112,8 +113,8 @@ struct WebSocketHostilePeerTests {
     func headersRefreshedBeforeEachAttempt() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/headers?token=query-secret"), sink: sink) {
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/headers?token=query-secret"), traces: traces) {
             $0.refreshHeaders = { attempt in [("Authorization", "Bearer token-\(attempt)")] }
             $0.reconnect.reconnectOnNormalClosure = true
         }
@@ -122,7 +123,7 @@ struct WebSocketHostilePeerTests {
             return false
         }
         #expect(events.texts == ["Bearer token-1", "Bearer token-2", "Bearer token-3"])
-        let lines = sink.events.map(\.jsonLine).joined(separator: "\n")
+        let lines = traces.events.map(\.jsonLine).joined(separator: "\n")
         #expect(!lines.contains("token-"))
         #expect(!lines.contains("query-secret"))
     }

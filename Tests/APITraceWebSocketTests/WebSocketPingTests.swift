@@ -1,5 +1,6 @@
 import APITraceCapture
 import APITraceFormat
+import APITraceTesting
 import APITraceTestSupport
 import APITraceWebSocket
 import Foundation
@@ -11,8 +12,8 @@ struct WebSocketPingTests {
     func pingsAnswered() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/echo"), sink: sink) {
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/echo"), traces: traces) {
             $0.pingInterval = .milliseconds(100)
             $0.pingTimeout = .seconds(5)
         }
@@ -26,7 +27,7 @@ struct WebSocketPingTests {
         #expect(events.pongs.count >= 3)
         // Loopback round trips; the bound leaves room for a suite that loads both cores.
         #expect(events.pongs.allSatisfy { $0 >= .zero && $0 < .seconds(30) }, "\(events.pongs)")
-        let close = try #require(sink.webSockets(connection.configuration.tracer).first { $0.phase == .close })
+        let close = try #require(traces.webSockets.first { $0.phase == .close })
         // The trace carries the pings and their round trip (its count may lag the app's last pong at close).
         #expect((close.pings ?? 0) >= 1)
         #expect((close.pingRTTMs ?? 0) > 0)
@@ -37,8 +38,8 @@ struct WebSocketPingTests {
     func silentPeer() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/silent"), sink: sink) {
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/silent"), traces: traces) {
             $0.pingInterval = .milliseconds(150)
             $0.pingTimeout = .milliseconds(300)
             $0.closeTimeout = .milliseconds(300)
@@ -48,7 +49,7 @@ struct WebSocketPingTests {
             return false
         }
         #expect(events.reconnects == [2, 3])
-        let traced = sink.webSockets(connection.configuration.tracer)
+        let traced = traces.webSockets
         let timeouts = traced.filter { $0.phase == .close && $0.reason == "ping_timeout" }
         #expect(timeouts.count == 2)
         #expect(timeouts.allSatisfy { $0.code == 1006 && $0.closedBy == "client" })

@@ -1,5 +1,6 @@
 import APITraceCapture
 import APITraceFormat
+import APITraceTesting
 import APITraceTestSupport
 import APITraceWebSocket
 import Foundation
@@ -13,8 +14,8 @@ struct WebSocketReconnectTests {
     func dropsWithoutCloseFrame() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/numbers?per=5&ends=drop,drop,drop,1000&t=\(uniqueTag())"), sink: sink)
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/numbers?per=5&ends=drop,drop,drop,1000&t=\(uniqueTag())"), traces: traces)
         let (events, error) = try await collect(connection)
         #expect(error == nil)
         #expect(events.texts == (1...20).map(String.init))
@@ -22,7 +23,7 @@ struct WebSocketReconnectTests {
         #expect(events.closes.map(\.closedBy) == [.network, .network, .network, .server])
         #expect(events.reconnects == [2, 3, 4])
 
-        let traced = sink.webSockets(connection.configuration.tracer)
+        let traced = traces.webSockets
         let closes = traced.filter { $0.phase == .close }
         #expect(closes.map(\.code) == [1006, 1006, 1006, 1000])
         #expect(closes.map(\.closedBy) == ["network", "network", "network", "server"])
@@ -39,18 +40,18 @@ struct WebSocketReconnectTests {
     func goingAwayAndServerError() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/numbers?per=2&ends=1001,1011,1000&t=\(uniqueTag())"), sink: sink)
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/numbers?per=2&ends=1001,1011,1000&t=\(uniqueTag())"), traces: traces)
         let (events, error) = try await collect(connection)
         #expect(error == nil)
         #expect(events.texts == (1...6).map(String.init))
         #expect(events.closes.map(\.code) == [1001, 1011, 1000])
         #expect(events.closes.map(\.reason) == ["bye 1001", "bye 1011", "bye 1000"])
         #expect(events.closes.allSatisfy { $0.closedBy == .server })
-        let closes = sink.webSockets(connection.configuration.tracer).filter { $0.phase == .close }
+        let closes = traces.webSockets.filter { $0.phase == .close }
         #expect(closes.map(\.reason) == ["going_away", "server_error", "normal"])
         #expect(closes.map(\.closedBy) == ["server", "server", "server"])
-        let lines = sink.events.map(\.jsonLine).joined(separator: "\n")
+        let lines = traces.events.map(\.jsonLine).joined(separator: "\n")
         #expect(!lines.contains("bye"))
     }
 
@@ -58,15 +59,15 @@ struct WebSocketReconnectTests {
     func policyCodesStop(code: Int) async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/numbers?per=1&ends=\(code)&t=\(uniqueTag())"), sink: sink)
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/numbers?per=1&ends=\(code)&t=\(uniqueTag())"), traces: traces)
         let (events, error) = try await collect(connection)
         let failure = try #require(error as? WebSocketError)
         #expect(failure.code == .closedByPolicy)
         #expect(failure.closeCode == code)
         #expect(events.texts == ["1"])
         #expect(events.reconnects.isEmpty)
-        let traced = sink.webSockets(connection.configuration.tracer)
+        let traced = traces.webSockets
         #expect(traced.map(\.phase) == [.open, .close, .fail])
         #expect(traced[1].code == code)
         try await waitUntil("the handshake line", seconds: 10) { server.handshakes.count >= 1 }
@@ -78,8 +79,8 @@ struct WebSocketReconnectTests {
     func normalClosureWhenAsked() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/numbers?per=1&ends=1000&t=\(uniqueTag())"), sink: sink) {
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/numbers?per=1&ends=1000&t=\(uniqueTag())"), traces: traces) {
             $0.reconnect.reconnectOnNormalClosure = true
         }
         let (events, _) = try await collect(connection) { event, _ in
@@ -95,8 +96,8 @@ struct WebSocketReconnectTests {
     func refusedHandshake() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/refuse?status=403"), sink: sink) {
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/refuse?status=403"), traces: traces) {
             $0.reconnect.maximumFailedAttempts = 3
         }
         let (events, error) = try await collect(connection)
@@ -105,7 +106,7 @@ struct WebSocketReconnectTests {
         #expect(failure.attempts == 3)
         #expect(events.closes.count == 3)
         #expect(events.reconnects == [2, 3])
-        let traced = sink.webSockets(connection.configuration.tracer)
+        let traced = traces.webSockets
         #expect(traced.map(\.phase) == [.close, .reconnect, .close, .reconnect, .close, .fail])
         #expect(traced.filter { $0.phase == .close }.allSatisfy { $0.reason == "refused" && $0.closedBy == "server" && $0.code == 1006 })
         try await waitUntil("three handshakes", seconds: 10) { server.handshakes.count >= 3 }
@@ -115,13 +116,13 @@ struct WebSocketReconnectTests {
     @Test("nobody listening: network errors, retried, then a typed error")
     func nobodyListening() async throws {
         let port = try freePort()
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(URL(string: "ws://127.0.0.1:\(port)/x")!, sink: sink) {
+        let traces = TestTracer()
+        let connection = makeConnection(URL(string: "ws://127.0.0.1:\(port)/x")!, traces: traces) {
             $0.reconnect.maximumFailedAttempts = 2
         }
         let (_, error) = try await collect(connection)
         #expect((error as? WebSocketError)?.code == .refused)
-        let closes = sink.webSockets(connection.configuration.tracer).filter { $0.phase == .close }
+        let closes = traces.webSockets.filter { $0.phase == .close }
         #expect(closes.map(\.reason) == ["network_error", "network_error"])
         #expect(closes.map(\.closedBy) == ["network", "network"])
     }
@@ -130,8 +131,8 @@ struct WebSocketReconnectTests {
     func appCloses() async throws {
         let server = try await WebSocketTestServer()
         defer { server.stop() }
-        let sink = InMemoryTraceSink()
-        let connection = makeConnection(server.url("/echo"), sink: sink)
+        let traces = TestTracer()
+        let connection = makeConnection(server.url("/echo"), traces: traces)
         let (events, error) = try await collect(connection) { event, connection in
             switch event {
             case .connected:
@@ -147,7 +148,7 @@ struct WebSocketReconnectTests {
         #expect(events.contains(.binary(Data([1, 2, 3]))))
         #expect(events.closes.map(\.closedBy) == [.client])
         #expect(events.closes.map(\.code) == [1000])
-        let close = try #require(sink.webSockets(connection.configuration.tracer).first { $0.phase == .close })
+        let close = try #require(traces.webSockets.first { $0.phase == .close })
         #expect(close.closedBy == "client")
         #expect(close.messagesIn == 2)
         #expect(close.messagesOut == 2)

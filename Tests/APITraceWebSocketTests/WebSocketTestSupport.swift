@@ -1,17 +1,18 @@
 import APITraceCapture
 import APITraceFormat
+import APITraceTesting
 import APITraceWebSocket
 import Foundation
 import Testing
 
-/// A connection to `url`, tracing into `sink`, with short delays so tests run fast.
+/// A connection to `url`, tracing into `traces`, with short delays so tests run fast.
 func makeConnection(
-    _ url: URL, sink: InMemoryTraceSink, configure: (inout WebSocketConnection.Configuration) -> Void = { _ in }
+    _ url: URL, traces: TestTracer, configure: (inout WebSocketConnection.Configuration) -> Void = { _ in }
 ) -> WebSocketConnection {
     var configuration = WebSocketConnection.Configuration(
         url: url,
         reconnect: WebSocketReconnectPolicy(initialDelay: .milliseconds(40), maximumDelay: .milliseconds(200), minimumDelay: .milliseconds(10)),
-        tracer: APITracer(sinks: [sink]))
+        tracer: traces.tracer)
     configure(&configuration)
     return WebSocketConnection(configuration: configuration)
 }
@@ -52,14 +53,6 @@ func collect(
 struct TimedOutWaiting: Error, CustomStringConvertible {
     let seconds: Double
     var description: String { "the connection's events did not end within \(seconds) s" }
-}
-
-extension InMemoryTraceSink {
-    /// The `websocket` events recorded so far, after the tracer's drain thread has run.
-    func webSockets(_ tracer: APITracer?) -> [TraceEvent.WebSocket] {
-        tracer?.flush()
-        return events.compactMap { if case .websocket(let w) = $0.payload { w } else { nil } }
-    }
 }
 
 extension [WebSocketEvent] {

@@ -1,5 +1,6 @@
 @testable import APITraceAlerting
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceFormat
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import APITraceAlerting
 import APITraceFormat
 import APITraceTestSupport
+import APITraceServerTestSupport
 import CoreFoundation  // `stat` and `st_mode` (its owning module when files are batched with others that load it first)
 import Foundation
 import Testing

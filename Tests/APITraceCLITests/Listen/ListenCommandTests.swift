@@ -1,5 +1,6 @@
 import APITraceFormat
 import APITraceTestSupport
+import APITraceServerTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import APITraceFormat
 import Foundation
 #if canImport(FoundationNetworking)

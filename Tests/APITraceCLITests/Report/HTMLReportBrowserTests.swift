@@ -18,29 +18,14 @@ struct HTMLReportBrowserTests {
             "--host-resolver-rules=MAP * ~NOTFOUND", "--user-data-dir=\(profile)", "--enable-logging=stderr", "--v=0",
         ] + extra + [URL(fileURLWithPath: page).absoluteString]
         let executable = try #require(OutsideTool.chromium.path, "chromium is not installed: \(OutsideTool.installHint)")
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: executable)
-                    process.arguments = arguments
-                    let out = Pipe(), err = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    try process.run()
-                    let outReader = PipeReader(out), errReader = PipeReader(err)
-                    let deadline = Date().addingTimeInterval(timeout)
-                    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-                    if process.isRunning {
-                        process.terminate()
-                        Thread.sleep(forTimeInterval: 2)
-                        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                    }
-                    process.waitUntilExit()
-                    return (process.terminationStatus, String(decoding: outReader.wait(), as: UTF8.self), String(decoding: errReader.wait(), as: UTF8.self))
-                })
-            }
+        let browser = try ChildProcess(executable, arguments)
+        try? await browser.waitForExit(seconds: timeout)
+        if browser.isRunning {
+            browser.stop()
+            try? await browser.waitForExit(seconds: 2)
+            if browser.isRunning { try await browser.kill(SIGKILL) }
         }
+        return try await browser.finished()
     }
 
     /// Console messages Chromium logged (`...:CONSOLE...] "message", source: ...`).

@@ -1,4 +1,6 @@
 import APITraceTestSupport
+import APITraceCollectorTestSupport
+import APITraceServerTestSupport
 import APITraceCollector
 import APITraceFormat
 import APITraceUpload

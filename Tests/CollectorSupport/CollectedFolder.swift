@@ -1,4 +1,5 @@
 import APITraceCollector
+import APITraceTestSupport
 import APITraceFormat
 import Foundation
 

@@ -1,4 +1,5 @@
 import APITraceTestSupport
+import APITraceCollectorTestSupport
 import APITraceCollector
 import APITraceFormat
 import APITraceUpload
@@ -14,18 +15,13 @@ struct KilledAppFileTests {
 
     /// Runs the producer fixture (a sync flush every 20 ms) until its file holds `events` events, then SIGKILLs it.
     static func killedWritersFile(_ dir: TemporaryDirectory, events: Int) async throws -> String {
-        let producer = Process()
-        producer.executableURL = try builtProduct("trace-producer-fixture")
-        producer.arguments = [dir.path, "20"]
-        producer.standardOutput = Pipe()
-        try producer.run()
+        let producer = try ChildProcess(try builtProduct("trace-producer-fixture").path, [dir.path, "20"])
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
             if let file = dir.traceFiles.first, TraceFileReader(path: file).forEachRawLine({ _, _ in true }).lines > events { break }
         }
-        kill(producer.processIdentifier, SIGKILL)
-        producer.waitUntilExit()
+        try await producer.kill(SIGKILL)
         return try #require(dir.traceFiles.first)
     }
 

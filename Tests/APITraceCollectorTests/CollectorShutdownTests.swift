@@ -1,4 +1,5 @@
 import APITraceTestSupport
+import APITraceCollectorTestSupport
 import Foundation
 import Testing
 
