@@ -18,7 +18,7 @@ package struct TraceLineFilter: Sendable {
     package var types: Set<TraceRecord.Kind>?
     /// Route template glob (``TextPattern``: `*` is any run of characters).
     package var route: TextPattern?
-    /// Session identifier glob.
+    /// Session identifier glob, in the same grammar.
     package var session: TextPattern?
 
     /// A filter that keeps every line.
@@ -69,14 +69,7 @@ package struct TraceLineFilter: Sendable {
         if let since, record.timestamp < since { return false }
         if let until, record.timestamp >= until { return false }
         if let types, !types.contains(record.kind) { return false }
-        if let route, !Self.matches(route, record.route) { return false }
-        if let session, !Self.matches(session, record.session) { return false }
-        return true
-    }
-
-    private static func matches(_ pattern: TextPattern, _ text: RawText?) -> Bool {
-        guard let text else { return false }
-        return text.hasEscapes ? pattern.matches(text.string) : pattern.matches(text.bytes)
+        return TextPattern.admits(route, record.route) && TextPattern.admits(session, record.session)
     }
 }
 

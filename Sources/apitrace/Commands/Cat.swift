@@ -34,10 +34,10 @@ extension APITrace {
         @Option(help: "Only events of this type (request, decode_failure, error, sse, log, dropped); repeat or separate with commas.")
         var type: [String] = []
 
-        @Option(help: "Only events whose route matches this template; * matches any run of characters (/apps/*).")
+        @Option(help: "Only events whose route matches this template; \(TextPattern.help).")
         var route: String?
 
-        @Option(help: "Only events of this session; * matches any run of characters.")
+        @Option(help: "Only events of this session; \(TextPattern.help).")
         var session: String?
 
         @Flag(help: "Merge the events of all files in time order (implies --no-headers).")
