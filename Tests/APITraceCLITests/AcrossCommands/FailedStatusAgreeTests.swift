@@ -26,6 +26,9 @@ struct FailedStatusAgreeTests {
             burn_rate: [{long: 5m, short: 5m, factor: 20}]
             recent_window: 5m
             evidence_window: 1d
+            notify: [hook]
+        notifiers:
+          hook: {type: webhook, url: "http://127.0.0.1:9/unused"}
         """
 
     static func writeFolder(_ dir: String) throws {

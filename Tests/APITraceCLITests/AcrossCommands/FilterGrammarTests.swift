@@ -99,8 +99,12 @@ struct FilterGrammarTests {
                     slo: 0.99
                     min_requests: 1
                     confidence: none
+                    recent_window: 1d
                     burn_rate: [{long: 1d, short: 1d, factor: 0.000001}]
                     evidence_window: 1d
+                    notify: [hook]
+                notifiers:
+                  hook: {type: webhook, url: "http://127.0.0.1:9/unused"}
                 """
             try rules.write(toFile: dir.file("rules.yaml"), atomically: true, encoding: .utf8)
             let alert = try await runOffPool(apitrace, [
