@@ -16,7 +16,7 @@ extension APITrace {
                 textfile collector reads it; see Dashboards/README.md). Request series carry the files' app_version. \
                 For periodic exports pass --state FILE: counters then only grow, each file's events are counted \
                 once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
-                har: the requests of the traces (or of one --session) as HAR 1.2, in start-time order. Traces hold routes, not \
+                har: the requests of the traces (or of the sessions --session matches) as HAR 1.2, in start-time order. Traces hold routes, not \
                 URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes. \
                 Written as a stream in bounded memory: requests beyond 16 MiB wait in sorted temporary files in TMPDIR.
                 otlp: requests as CLIENT spans, the other events as log records, and cumulative metrics, sent over \

@@ -138,4 +138,14 @@ struct FilterGrammarTests {
         #expect(yaml.contains(#"server_address=~".*\\.example\\.com""#), "\(yaml)")
         #expect(yaml.contains(#"url_template="/apps/{id}""#) && yaml.contains(#"server_address="api.example.com""#), "\(yaml)")
     }
+
+    @Test("every --route, --session and --host says the one grammar in its help", arguments: [("cat", 2), ("report", 2), ("export", 3)])
+    func oneHelpText(command: String, options: Int) async throws {
+        let help = try await runOffPool(try builtProduct("apitrace").path, [command, "--help"])
+        // The help is wrapped to the terminal: compare with runs of white space made one space.
+        let text = String(decoding: help.stdout + help.stderr, as: UTF8.self).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let sentence = "* matches any run of characters, anywhere and more than once (/apps/*, */reviews, *.example.com); without * the value must match exactly"
+        #expect(text.components(separatedBy: sentence).count - 1 == options, "\(text)")
+        #expect(!text.contains("trailing *"))
+    }
 }
