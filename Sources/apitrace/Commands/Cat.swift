@@ -40,6 +40,9 @@ extension APITrace {
         @Option(help: "Only events of this session; \(TextPattern.help).")
         var session: String?
 
+        @Option(help: "Only events to this server host (the host field); \(TextPattern.help).")
+        var host: String?
+
         @Flag(help: "Merge the events of all files in time order (implies --no-headers).")
         var sort = false
 
@@ -53,7 +56,7 @@ extension APITrace {
         }
 
         private func filter() throws -> TraceLineFilter {
-            try TraceLineFilter(since: since, until: until, types: type, route: route, session: session)
+            try TraceLineFilter(since: since, until: until, types: type, route: route, session: session, host: host)
         }
 
         func run() throws {

@@ -71,10 +71,10 @@ struct FilterGrammarTests {
         for c in Self.cases {
             let label = "route \(c.route ?? "-") host \(c.host ?? "-") session \(c.session ?? "-")"
 
-            // cat: --route and --session.
-            let cat = try await runOffPool(apitrace, ["cat", "--no-headers", "--type", "request"] + Self.options(route: c.route, host: nil, session: c.session) + [dir.path])
+            // cat: all three.
+            let cat = try await runOffPool(apitrace, ["cat", "--no-headers", "--type", "request"] + Self.options(route: c.route, host: c.host, session: c.session) + [dir.path])
             let catLines = String(decoding: cat.stdout, as: UTF8.self).split(separator: "\n").count
-            #expect(catLines == Self.expected(route: c.route, host: nil, session: c.session), "cat \(label)")
+            #expect(catLines == Self.expected(route: c.route, host: c.host, session: c.session), "cat \(label)")
 
             // report: --route and --host.
             let reportOut = try await runOffPool(apitrace, ["report", "--format", "json"] + Self.options(route: c.route, host: c.host, session: nil) + [dir.path])
@@ -139,7 +139,7 @@ struct FilterGrammarTests {
         #expect(yaml.contains(#"url_template="/apps/{id}""#) && yaml.contains(#"server_address="api.example.com""#), "\(yaml)")
     }
 
-    @Test("every --route, --session and --host says the one grammar in its help", arguments: [("cat", 2), ("report", 2), ("export", 3)])
+    @Test("every --route, --session and --host says the one grammar in its help", arguments: [("cat", 3), ("report", 2), ("export", 3)])
     func oneHelpText(command: String, options: Int) async throws {
         let help = try await runOffPool(try builtProduct("apitrace").path, [command, "--help"])
         // The help is wrapped to the terminal: compare with runs of white space made one space.
