@@ -1,6 +1,6 @@
 -- Requests per app and app version, over a collector's folder, in ClickHouse (or chdb).
 -- The version is in each file's header line only, so every request is joined to the header of its file (_path).
--- errors: transport failures (no status) and 5xx; client_errors: 4xx; durations in ms.
+-- errors: transport failures (no status) and statuses from 500 up (5xx and 6xx, as every command counts them); client_errors: 4xx; durations in ms.
 WITH headers AS (
     SELECT _path AS path, app, app_version
     FROM file('traces/dt=*/*.jsonl.gz', 'JSONEachRow',

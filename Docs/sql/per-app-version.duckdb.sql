@@ -1,6 +1,6 @@
 -- Requests per app and app version, over a collector's folder, in DuckDB.
 -- The version is in each file's header line only, so every request is joined to the header of its file.
--- errors: transport failures (no status) and 5xx; client_errors: 4xx; durations in ms.
+-- errors: transport failures (no status) and statuses from 500 up (5xx and 6xx, as every command counts them); client_errors: 4xx; durations in ms.
 WITH lines AS (
     SELECT *
     FROM read_json(

@@ -1,5 +1,5 @@
 -- The per-route table of `apitrace report`, over a collector's folder, in DuckDB.
--- errors: transport failures (no status) and 5xx; client_errors: 4xx; durations in ms.
+-- errors: transport failures (no status) and statuses from 500 up (5xx and 6xx, as every command counts them); client_errors: 4xx; durations in ms.
 -- Percentiles interpolate linearly between the two closest ranks (quantile_cont).
 SELECT
     method,

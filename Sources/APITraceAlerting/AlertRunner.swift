@@ -250,7 +250,7 @@ public struct AlertRunner: Sendable {
             guard n.action == .trigger, !n.isRepeat, !due[i].isRefresh, n.incidentStarted == options.now.rfc3339,
                   let rule = rules.rules.first(where: { $0.name == n.rule }) else { continue }
             let interval = max(60_000, rule.repeatInterval.milliseconds)
-            let start = now - ((now % interval) + interval) % interval
+            let start = EpochBuckets.start(of: now, width: interval)
             let id = Incident(rule: n.rule, group: n.group, started: start).id
             guard id != n.incidentID else { continue }
             for j in outcome.lines.indices where outcome.lines[j].contains(" \(n.rule) ") {

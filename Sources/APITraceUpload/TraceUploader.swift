@@ -16,7 +16,7 @@ import FoundationNetworking
 /// | --- | --- |
 /// | the collector's `201 stored` / `200 already stored`, naming the file's SHA-256 | deleted |
 /// | any other 2xx (a captive portal, a proxy), a 3xx (never followed) | kept; retried after ``RetryPolicy`` |
-/// | 429, 5xx, 408, network error | kept; retried after ``RetryPolicy`` (at least `Retry-After`) |
+/// | 429, 408, 500 and up (`RequestOutcome.isRetryable(status:)`), network error | kept; retried after ``RetryPolicy`` (at least `Retry-After`) |
 /// | 401, 403 | kept; retried at once if the token provider gives a new token, else after the longest backoff |
 /// | 400 "truncated" (an older collector) | the file is finished (its complete lines kept) and sent again |
 /// | other 4xx | moved to ``Configuration/rejectedFolder`` with a `.reason` file, and logged |
@@ -373,7 +373,7 @@ public final class TraceUploader: Sendable {
             return .done
         case 300..<400:
             return .retry(retryAfter: nil, reason: "HTTP \(status): redirect\(location.map { " to \($0)" } ?? "") not followed; keeping the file", authentication: false)
-        case 429, 408, 500..<600:
+        case _ where RequestOutcome.isRetryable(status: status):
             return .retry(retryAfter: retryAfter, reason: "HTTP \(status): \(responseText)", authentication: false)
         case 400 where responseText.contains("truncated"):
             // An older collector refuses cut files: finish it here (complete lines kept) and send that.

@@ -23,7 +23,7 @@ import Testing
         #expect(rule.slo == 0.99)
         #expect(rule.notify == ["oncall"])
         #expect(rule.scope.isAll)
-        #expect(rule.failure == .init(statuses: [500...599], transport: true, decodeFailures: false))
+        #expect(rule.failure == .init(statuses: [500...999], transport: true, decodeFailures: false))
         #expect(rule.burnRateWindows == [
             .init(long: .minutes(5), short: .minutes(1), factor: 14.4),
             .init(long: .hours(1), short: .minutes(5), factor: 14.4),

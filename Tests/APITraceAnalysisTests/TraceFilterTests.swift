@@ -48,6 +48,12 @@ struct TraceFilterTests {
         #expect(requests(TraceFilter(route: "/apps/{id}")) == expected { _, r, _ in r.route == "/apps/{id}" })
         #expect(requests(TraceFilter(route: "/apps*")) == expected { _, r, _ in r.route.hasPrefix("/apps") })
         #expect(requests(TraceFilter(host: "cdn.example.com")) == expected { _, r, _ in r.host == "cdn.example.com" })
+        // Route and host are patterns in one grammar: * anywhere, more than once; without one, exact.
+        #expect(requests(TraceFilter(route: "*/{id}*")) == expected { _, r, _ in r.route.contains("/{id}") })
+        #expect(requests(TraceFilter(host: "*.example.com")) == expected { _, r, _ in r.host?.hasSuffix(".example.com") == true })
+        #expect(requests(TraceFilter(host: "cdn.*")) == expected { _, r, _ in r.host?.hasPrefix("cdn.") == true })
+        #expect(requests(TraceFilter(host: "*.example.com")) > requests(TraceFilter(host: "cdn.example.com")))
+        #expect(requests(TraceFilter(host: "*.example.org")) == 0)
         // Even files are written as app version 2.3.0, odd ones as 2.4.0.
         #expect(requests(TraceFilter(appVersion: "2.4.0")) == expected { _, _, file in file % 2 == 1 })
 
@@ -77,5 +83,16 @@ struct TraceFilterTests {
         let summary = TraceSummarizer(filter: TraceFilter(until: until)).summarize(files: traces.paths)
         #expect(summary.events == traces.allEvents.filter { $0.timestamp < until }.count)
         #expect(summary.filesRead >= 3)
+    }
+
+    @Test("the time series floors an instant as the one bucket function does, and never traps on one",
+          arguments: [Int64.min, -60_001, -1, 0, 59_999, 60_000, 1_795_341_659_999, Int64.max])
+    func timeSeriesBuckets(milliseconds: Int64) {
+        for granularity: Int64 in [1, 60, 3600, 86_400] {
+            let start = TimeSeries(granularitySeconds: granularity).bucketStart(milliseconds: milliseconds)
+            let seconds = EpochBuckets.index(of: milliseconds, width: 1000)
+            #expect(start == EpochBuckets.start(of: seconds, width: granularity))
+            #expect(start <= seconds && seconds - start < granularity)
+        }
     }
 }

@@ -37,4 +37,19 @@ struct SamplingTests {
         #expect(traces.events.count == 10)
         #expect(traces.events.allSatisfy { $0.request?.sampleRate == nil })
     }
+
+    @Test("sampling follows the request's outcome: a 200 whose body broke off is a success (the status wins) and is sampled, weighted as readers weigh it")
+    func samplingFollowsTheOutcome() {
+        let (tracer, sink) = makeTracer(sampling: Sampling(successRate: 0.25))
+        let total = 20_000
+        for _ in 0..<total { tracer.record(request(status: 200, error: "URLError.networkConnectionLost")) }
+        tracer.record(request(status: 600))
+        let kept = sink.events.compactMap(\.request)
+        let successes = kept.filter { $0.status == 200 }
+        #expect(successes.allSatisfy { $0.outcome == .success && $0.sampleRate == 0.25 && $0.weight == 4 })
+        // Binomial(20000, 0.25): mean 5000, sd ~61; 8 sd either side.
+        #expect(abs(successes.count - 5000) < 490)
+        // A 600 is a failure (server_error): never sampled, no weight of its own.
+        #expect(kept.filter { $0.status == 600 }.map(\.sampleRate) == [nil])
+    }
 }

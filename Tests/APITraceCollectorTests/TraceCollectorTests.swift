@@ -68,6 +68,8 @@ struct TraceCollectorTests {
                  reason: .bodyTooLarge, says: "more than the collector's limit"),
         BadInput(name: "header claiming a newer version", body: TraceFiles.make(producer: "future", version: 2), token: token,
                  status: 400, reason: .newerVersion, says: "version 2, newer than this collector reads (1)"),
+        BadInput(name: "header of version 0 (readers skip it too: HeaderCheck)", body: TraceFiles.make(producer: "zero", version: 0), token: token,
+                 status: 400, reason: .invalidHeader, says: "header field \"version\" is 0; versions start at 1"),
         BadInput(name: "gzip of something that is not a trace", body: try! GzipDeflater.compress(Array("hello\nworld\n".utf8)),
                  token: token, status: 400, reason: .invalidHeader, says: "not a valid apitrace header"),
         BadInput(name: "first line is an event, not a header",

@@ -104,7 +104,7 @@ struct HARStreamTests {
             try Data(try GzipDeflater.compress(out.bytes)).write(to: URL(fileURLWithPath: path))
             paths.append(path)
         }
-        var har = HARStream(session: session, memoryLimit: memoryLimit, temporaryDirectory: dir.path)
+        var har = HARStream(session: session.map(TextPattern.init), memoryLimit: memoryLimit, temporaryDirectory: dir.path)
         let read = try TraceExportReader().read(paths, into: &har)
         #expect(read.usableFiles == files.count && read.warnings.isEmpty, "\(read.warnings)")
         var bytes = Data()

@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// Requests and failures of one rule's traffic in fixed time buckets, so any window's totals
 /// are a subtraction of two prefix sums.
 public struct FailureCounts: Sendable {
@@ -27,8 +29,9 @@ public struct FailureCounts: Sendable {
     public func totals(in range: Range<Int64>) -> WindowTotals {
         let n = Int64(prefixRequests.count - 1)
         func clampIndex(_ ms: Int64) -> Int {
-            let bucket = ms >= 0 ? (ms + bucketMilliseconds - 1) / bucketMilliseconds : ms / bucketMilliseconds
-            return Int(min(max(bucket - firstBucket, 0), n))
+            // The first bucket starting at or after `ms`; clamped before subtracting, so no instant overflows.
+            let bucket = EpochBuckets.indexAtOrAfter(ms, width: bucketMilliseconds)
+            return Int(min(max(bucket, firstBucket) - firstBucket, n))
         }
         let a = clampIndex(range.lowerBound), b = clampIndex(range.upperBound)
         guard b > a else { return WindowTotals(requests: 0, failures: 0) }

@@ -28,9 +28,7 @@ struct ScanPlan: Sendable {
         var needsGroup: Bool { !groupBy.isEmpty || onlyGroup != nil }
 
         @inline(__always) func matches(_ pattern: TextPattern?, _ value: RawText?) -> Bool {
-            guard let pattern else { return true }
-            guard let value else { return false }
-            return value.hasEscapes ? pattern.matches(value.string) : pattern.matches(value.bytes)
+            TextPattern.admits(pattern, value)
         }
     }
 
@@ -110,7 +108,7 @@ struct ScanPlan: Sendable {
 
     @inline(__always) private func count(_ f: TraceRecord, active: [Bool], appVersion: String, into out: inout FileCounts) {
         let ts = f.timestamp
-        let b = ts >= 0 ? ts / bucket : (ts - bucket + 1) / bucket
+        let b = EpochBuckets.index(of: ts, width: bucket)
         for i in patterns.indices where active[i] {
             let p = patterns[i]
             guard p.matches(p.route, f.route), p.matches(p.host, f.host) else { continue }

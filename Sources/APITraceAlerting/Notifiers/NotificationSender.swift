@@ -8,7 +8,8 @@ import FoundationNetworking
 ///
 /// HTTP: each attempt is one ``BoundedPost``: one deadline (``timeout``, or the notifier's) for
 /// connect, headers and body, at most a few KB of any answer read, redirects never followed. 2xx is
-/// delivered; 429, 5xx, timeouts and network errors are retried with the format module's exponential
+/// delivered; 408, 429, 500 and up (`RequestOutcome.isRetryable(status:)`, the uploader's rule too),
+/// timeouts and network errors are retried with the format module's exponential
 /// ``Backoff`` (equal jitter, capped at ``maxRetryAfter``; honouring `Retry-After`, read by the one
 /// bounded parser ``RetryAfter``) up to the notifier's `max_attempts`; a `Retry-After` longer than
 /// ``maxRetryAfter`` leaves the delivery for the next run. A `3xx` is a failure kept for the next
@@ -43,7 +44,7 @@ public struct NotificationSender: Sendable {
         case delivered(attempts: Int)
         /// Failed after retries (or a network error, a timeout, a redirect); worth trying on the next run.
         case failed(attempts: Int, reason: String)
-        /// Refused with a 4xx other than 429 (after the trimmed retry for 400 and 413): kept, but the
+        /// Refused with a 4xx other than 408 and 429 (after the trimmed retry for 400 and 413): kept, but the
         /// key, URL or payload probably needs a fix.
         case rejected(attempts: Int, reason: String)
     }
@@ -107,7 +108,7 @@ public struct NotificationSender: Sendable {
                     lastReason += " (sent \(request.body.count) bytes; retrying with trimmed evidence)"
                     continue
                 }
-                if status != 429, status < 500 {
+                if !RequestOutcome.isRetryable(status: status) {
                     return .rejected(attempts: attempt, reason: lastReason + (usedTrimmed ? "; the trimmed body was refused too" : ""))
                 }
                 if let header = answer.retryAfter {

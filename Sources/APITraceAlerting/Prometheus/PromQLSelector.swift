@@ -58,6 +58,12 @@ package struct PromQLSelector: Sendable, Equatable {
         glob.split(separator: "*", omittingEmptySubsequences: false).map { literalRegex(String($0)) }.joined(separator: ".*")
     }
 
+    /// The matcher of a scope field in the one filter grammar (`TextPattern`): equality without a
+    /// `*`, else the glob's regex, wherever the `*` stands (`/apps/*/reviews`, `*.example.com`).
+    package static func pattern(_ label: String, _ pattern: String) -> String {
+        pattern.contains("*") ? matching(label, globRegex(pattern)) : equal(label, pattern)
+    }
+
     /// The regex of a label holding one of the globs, or `nil` for none.
     package static func globsRegex(_ globs: [String]) -> String? {
         globs.isEmpty ? nil : globs.map(globRegex).joined(separator: "|")

@@ -168,9 +168,9 @@ private struct RuleGroup {
     private var scopeMatchers: [String] {
         var m: [String] = []
         if let route = rule.scope.route {
-            m.append(route.hasSuffix("*") ? PromQLSelector.matching(Names.route, PromQLSelector.globRegex(route)) : PromQLSelector.equal(Names.route, route))
+            m.append(PromQLSelector.pattern(Names.route, route))
         }
-        if let host = rule.scope.host { m.append(PromQLSelector.equal(Names.host, host)) }
+        if let host = rule.scope.host { m.append(PromQLSelector.pattern(Names.host, host)) }
         if let version = rule.scope.appVersion { m.append(PromQLSelector.equal(Names.appVersion, version)) }
         return m
     }
@@ -197,7 +197,7 @@ private struct RuleGroup {
         }
         var m = [PromQLSelector.equal("phase", "close")]
         if let route = rule.scope.route {
-            m.append(route.hasSuffix("*") ? PromQLSelector.matching(Names.route, PromQLSelector.globRegex(route)) : PromQLSelector.equal(Names.route, route))
+            m.append(PromQLSelector.pattern(Names.route, route))
         }
         if abnormal { m.append(PromQLSelector.equal("abnormal", "true")) }
         if rule.groupBy.contains(where: { $0 != .route }) {
@@ -260,7 +260,7 @@ private struct RuleGroup {
             } else {
                 var m: [String] = []
                 if let route = rule.scope.route {
-                    m.append(route.hasSuffix("*") ? PromQLSelector.matching(Names.route, PromQLSelector.globRegex(route)) : PromQLSelector.equal(Names.route, route))
+                    m.append(PromQLSelector.pattern(Names.route, route))
                 }
                 if let version = rule.scope.appVersion { m.append(PromQLSelector.equal(Names.appVersion, version)) }
                 terms.append(PromQLSelector(Names.decodeFailures, m))

@@ -92,12 +92,14 @@ public struct AlertRule: Sendable, Equatable {
 extension AlertRule {
     /// The traffic a rule watches: everything, or requests matching every field that is set.
     ///
-    /// `route` matches the route template exactly, or as a prefix when it ends in `*`.
-    /// Events without the field (a decode failure has no host) match only an unset field.
+    /// `route` and `host` are patterns in the one grammar of every command's `--route` and `--host`
+    /// (`TextPattern`): `*` matches any run of characters, anywhere (`/apps/*/reviews`,
+    /// `*.example.com`); without one the value must match exactly. Events without the field (a
+    /// decode failure has no host) match only an unset field.
     public struct Scope: Sendable, Equatable, Codable, CustomStringConvertible {
-        /// Route template, e.g. `/apps/{id}`; a trailing `*` matches any route starting with the rest.
+        /// Route template, e.g. `/apps/{id}`, or a pattern: `*` matches any run of characters (`/apps/*`).
         public var route: String?
-        /// Server host.
+        /// Server host, or a pattern (`*.example.com`).
         public var host: String?
         /// App version from the trace files' headers.
         public var appVersion: String?
@@ -118,22 +120,15 @@ extension AlertRule {
             return [route.map { "route=\($0)" }, host.map { "host=\($0)" }, appVersion.map { "app_version=\($0)" }]
                 .compactMap { $0 }.joined(separator: " ")
         }
-
-        /// True when a value of the scoped field matches (`nil` values match only unset fields).
-        static func matches(_ pattern: String?, _ value: String?) -> Bool {
-            guard let pattern else { return true }
-            guard let value else { return false }
-            if pattern.hasSuffix("*") { return value.hasPrefix(pattern.dropLast()) }
-            return pattern == value
-        }
     }
 
     /// What counts as a failed request, on top of the format's one classification (``RequestOutcome``).
     ///
-    /// By default 5xx and transport failures fail; client-side outcomes (the app cancelled, the
+    /// By default a failed status (`RequestOutcome.failedStatuses`: 500 to 999, the readers'
+    /// `server_error`) and transport failures fail; client-side outcomes (the app cancelled, the
     /// device was offline) are left out of the ratio entirely, neither failures nor requests.
     public struct FailureDefinition: Sendable, Equatable, Codable {
-        /// HTTP statuses that count as failures; default 500-599.
+        /// HTTP statuses that count as failures; default `RequestOutcome.failedStatuses` (500-999).
         public var statuses: [ClosedRange<Int>]
         /// Whether a request whose transport failed (no status, not client-side) is a failure; default true.
         public var transport: Bool
@@ -150,9 +145,9 @@ extension AlertRule {
         /// decode failures are left out; the other fields of the definition do not apply.
         public var webSocketCloses = false
 
-        /// Creates a definition; the defaults are 5xx and transport failures.
+        /// Creates a definition; the defaults are the failed statuses (500-999) and transport failures.
         public init(
-            statuses: [ClosedRange<Int>] = [500...599], transport: Bool = true, decodeFailures: Bool = false,
+            statuses: [ClosedRange<Int>] = [RequestOutcome.failedStatuses], transport: Bool = true, decodeFailures: Bool = false,
             includeErrors: [String] = [], excludeErrors: [String] = []
         ) {
             self.statuses = statuses

@@ -1,3 +1,4 @@
+import APITraceFormat
 import Yams
 
 extension AlertRules {
@@ -170,11 +171,13 @@ extension AlertRules {
         if let n = f["statuses"] {
             definition.statuses = try n.sequence().map { (item) throws(AlertConfigError) in
                 let text = try item.string().lowercased()
-                if text.count == 3, text.hasSuffix("xx"), let d = Int(text.prefix(1)), (1...5).contains(d) { return (d * 100)...(d * 100 + 99) }
-                if let single = Int(text), (100...599).contains(single) { return single...single }
+                // Every status a trace can hold (100 to 999): the default, 500-999, must be writable.
+                let valid = RequestOutcome.traceStatuses
+                if text.count == 3, text.hasSuffix("xx"), let d = Int(text.prefix(1)), (1...9).contains(d) { return (d * 100)...(d * 100 + 99) }
+                if let single = Int(text), valid.contains(single) { return single...single }
                 let parts = text.split(separator: "-")
-                if parts.count == 2, let a = Int(parts[0]), let b = Int(parts[1]), a <= b, (100...599).contains(a), (100...599).contains(b) { return a...b }
-                throw item.error("expected a status (503), a class (5xx) or a range (500-599); found \(text)")
+                if parts.count == 2, let a = Int(parts[0]), let b = Int(parts[1]), a <= b, valid.contains(a), valid.contains(b) { return a...b }
+                throw item.error("expected a status (503), a class (5xx) or a range (500-999), from 100 to 999; found \(text)")
             }
         }
         if let n = f["transport"] { definition.transport = try n.bool() }

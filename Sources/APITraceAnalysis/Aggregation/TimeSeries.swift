@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// Counts per time bucket, mergeable, in bounded memory.
 ///
 /// Events are counted in buckets of ``granularitySeconds`` aligned on the Unix epoch. When more
@@ -23,9 +25,7 @@ public struct TimeSeries: Sendable {
     /// The start of the bucket holding an instant given in milliseconds.
     @inline(__always)
     public func bucketStart(milliseconds: Int64) -> Int64 {
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let g = granularitySeconds
-        return (seconds >= 0 ? seconds / g : (seconds - g + 1) / g) * g
+        EpochBuckets.start(of: EpochBuckets.index(of: milliseconds, width: 1000), width: granularitySeconds)
     }
 
     /// Adds counts to the bucket starting at `start` (as returned by ``bucketStart(milliseconds:)``).

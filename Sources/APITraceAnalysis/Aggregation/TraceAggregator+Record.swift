@@ -39,8 +39,8 @@ extension TraceAggregator {
             return s.hasEscapes ? SessionCount.hash(s.string) : SessionCount.hash(s.bytes)
         }
         guard filter.matches(time: TraceTimestamp(millisecondsSince1970: ms)) else { base.eventsFiltered += 1; return .filtered }
-        if let host = filter.host, f.kind != .dropped {
-            guard f.kind == .request, let h = f.host, h.equals(text: host) else { base.eventsFiltered += 1; return .filtered }
+        if let host = filter.hostPattern, f.kind != .dropped {
+            guard f.kind == .request, let h = f.host, host.matches(h) else { base.eventsFiltered += 1; return .filtered }
         }
 
         switch f.kind {
@@ -111,29 +111,8 @@ extension TraceAggregator {
         key.append(0)
         key.append(contentsOf: kind.bytes)
         key.append(0)
-        Self.foldIndices(path.bytes, into: &key)
+        TraceEvent.DecodeFailure.foldIndices(path.bytes, into: &key)
         return key.withUnsafeBytes { decodeGroups.id(of: $0) }
-    }
-
-    /// Byte version of ``TraceEvent/DecodeFailure/foldIndices(_:)``.
-    static func foldIndices(_ path: UnsafeRawBufferPointer, into out: inout [UInt8]) {
-        var i = 0
-        let n = path.count
-        while i < n {
-            let c = path[i]
-            guard c == UInt8(ascii: "[") else { out.append(c); i += 1; continue }
-            var j = i + 1
-            while j < n, path[j] >= 48, path[j] <= 57 { j += 1 }
-            if j < n, path[j] == UInt8(ascii: "]"), j > i + 1 {
-                out.append(contentsOf: [UInt8(ascii: "["), UInt8(ascii: "*"), UInt8(ascii: "]")])
-                i = j + 1
-            } else {
-                // Copy "[digits" and the following byte as they are, as the String version does.
-                let end = min(n, j + 1)
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: path[i..<end]))
-                i = end
-            }
-        }
     }
 }
 

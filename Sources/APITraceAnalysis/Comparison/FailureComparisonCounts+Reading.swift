@@ -40,8 +40,8 @@ extension FailureComparisonCounts {
                     if let pattern = routePatterns[side.rawValue] {
                         guard let route = record.route, route.hasEscapes ? pattern.matches(route.string) : pattern.matches(route.bytes) else { continue }
                     }
-                    if let host = filter.host {
-                        guard record.kind == .request, let h = record.host, h.equals(text: host) else { continue }
+                    if let host = filter.hostPattern {
+                        guard record.kind == .request, let h = record.host, host.matches(h) else { continue }
                     }
                     tally!.add(record, side: side)
                 }

@@ -3,7 +3,9 @@ import Foundation
 
 /// Which events a summary counts: a time range, a route, a server host, an app version.
 ///
-/// Every condition left `nil` matches everything.
+/// Every condition left `nil` matches everything. Route and host are patterns in the one grammar
+/// of every command (`TextPattern`): `*` matches any run of characters, anywhere; without one the
+/// value must match exactly.
 ///
 /// ```swift
 /// let filter = try TraceFilter(since: "2h", route: "/apps/*")
@@ -13,13 +15,17 @@ public struct TraceFilter: Sendable, Equatable {
     public var since: TraceTimestamp?
     /// Events before this instant.
     public var until: TraceTimestamp?
-    /// Events whose route is this template, or matches it as a glob where `*` stands for any text (`/apps/*`).
-    /// Events without a route (logs, dropped, route-less errors) are left out while it is set,
-    /// except `dropped` events, which always count so that loss stays visible.
-    public var route: String?
-    /// Requests to this server host (the request's `host` field). Other event types carry no
-    /// server host and are left out while it is set, except `dropped` events.
-    public var host: String?
+    /// Events whose route is this template, or matches it as a glob where `*` stands for any text
+    /// (`/apps/*`, `*/reviews`). Events without a route (logs, dropped, route-less errors) are left
+    /// out while it is set, except `dropped` events, which always count so that loss stays visible.
+    public var route: String? { didSet { routePattern = route.map(TextPattern.init) } }
+    /// Requests to this server host (the request's `host` field), or hosts matching it as a glob
+    /// (`*.example.com`). Other event types carry no server host and are left out while it is set,
+    /// except `dropped` events.
+    public var host: String? { didSet { hostPattern = host.map(TextPattern.init) } }
+    /// ``route`` and ``host`` compiled once, for the reading loops.
+    package private(set) var routePattern: TextPattern?
+    package private(set) var hostPattern: TextPattern?
     /// Files whose header `app_version` is this value; other files are skipped whole.
     public var appVersion: String?
 
@@ -36,6 +42,8 @@ public struct TraceFilter: Sendable, Equatable {
         self.route = route
         self.host = host
         self.appVersion = appVersion
+        routePattern = route.map(TextPattern.init)
+        hostPattern = host.map(TextPattern.init)
     }
 
     /// Creates a filter from command-line text: times in the one grammar of every command
@@ -92,11 +100,14 @@ public struct TraceFilter: Sendable, Equatable {
         return true
     }
 
-    /// True when `route` matches the route condition, a glob (``TextPattern``: `/apps/*`, `*/issues`).
+    /// True when `route` matches the route condition, a glob (`TextPattern`: `/apps/*`, `*/issues`).
     public func matches(route candidate: String?) -> Bool {
-        guard let route else { return true }
-        guard let candidate else { return false }
-        return TextPattern(route).matches(candidate)
+        TextPattern.admits(routePattern, candidate)
+    }
+
+    /// True when `host` matches the host condition, a glob (`TextPattern`: `*.example.com`).
+    public func matches(host candidate: String?) -> Bool {
+        TextPattern.admits(hostPattern, candidate)
     }
 
     /// True when the whole event matches.
@@ -104,7 +115,7 @@ public struct TraceFilter: Sendable, Equatable {
         guard matches(time: event.timestamp) else { return false }
         if case .dropped = event.payload { return true }
         if host != nil {
-            guard case .request(let r) = event.payload, r.host == host else { return false }
+            guard case .request(let r) = event.payload, matches(host: r.host) else { return false }
         }
         if route != nil {
             switch event.payload {
@@ -125,10 +136,8 @@ public struct TraceFilter: Sendable, Equatable {
     /// ``matches(_:)`` for a scanned `request` line, without making its event (the streamed HAR export).
     package func matches(request record: TraceRecord) -> Bool {
         guard matches(time: TraceTimestamp(millisecondsSince1970: record.timestamp)) else { return false }
-        if let host {
-            guard let own = record.host, own.bytes.elementsEqual(host.utf8) else { return false }
-        }
-        if route != nil { return matches(route: record.route?.string) }
+        guard TextPattern.admits(hostPattern, record.host) else { return false }
+        return TextPattern.admits(routePattern, record.route)
         return true
     }
 

@@ -1,10 +1,10 @@
 import APITraceFormat
 
-/// Which event lines `apitrace cat` prints: a time range, event types, a route glob and a session,
+/// Which event lines `apitrace cat` prints: a time range, event types, route, host and session patterns,
 /// tested on the ``TraceRecord`` the reading layer scanned, so the line itself is passed on untouched.
 ///
-/// Every condition left `nil` matches everything; a route or session condition leaves out events
-/// that carry no route or session (the `jq 'select(.route == ...)'` meaning).
+/// Every condition left `nil` matches everything; a route, host or session condition leaves out
+/// events that carry no such field (the `jq 'select(.route == ...)'` meaning).
 ///
 /// ```swift
 /// let filter = try TraceLineFilter(since: "2h", types: ["request"], route: "/apps/*")
@@ -18,23 +18,26 @@ package struct TraceLineFilter: Sendable {
     package var types: Set<TraceRecord.Kind>?
     /// Route template glob (``TextPattern``: `*` is any run of characters).
     package var route: TextPattern?
-    /// Session identifier glob.
+    /// Session identifier glob, in the same grammar.
     package var session: TextPattern?
+    /// Server host glob (`host` field), in the same grammar.
+    package var host: TextPattern?
 
     /// A filter that keeps every line.
     package static let all = TraceLineFilter()
 
-    package init(since: Int64? = nil, until: Int64? = nil, types: Set<TraceRecord.Kind>? = nil, route: TextPattern? = nil, session: TextPattern? = nil) {
+    package init(since: Int64? = nil, until: Int64? = nil, types: Set<TraceRecord.Kind>? = nil, route: TextPattern? = nil, session: TextPattern? = nil, host: TextPattern? = nil) {
         self.since = since
         self.until = until
         self.types = types
         self.route = route
         self.session = session
+        self.host = host
     }
 
     /// A filter from command-line text; times in the one grammar (``TimeGrammar``), types by their
     /// names in the trace format (`request`, `decode_failure`, `error`, `sse`, `log`, `dropped`).
-    package init(since: String? = nil, until: String? = nil, types: [String] = [], route: String? = nil, session: String? = nil, now: TraceTimestamp = .now()) throws(TraceFilterError) {
+    package init(since: String? = nil, until: String? = nil, types: [String] = [], route: String? = nil, session: String? = nil, host: String? = nil, now: TraceTimestamp = .now()) throws(TraceFilterError) {
         do {
             if let since { self.since = try TraceFilter.parseTime(since, option: "--since", now: now).millisecondsSince1970 }
             if let until { self.until = try TraceFilter.parseTime(until, option: "--until", now: now).millisecondsSince1970 }
@@ -53,6 +56,7 @@ package struct TraceLineFilter: Sendable {
         }
         self.route = route.map(TextPattern.init)
         self.session = session.map(TextPattern.init)
+        self.host = host.map(TextPattern.init)
     }
 
     /// Event type names of the trace format.
@@ -61,7 +65,7 @@ package struct TraceLineFilter: Sendable {
     ]
 
     /// True when no condition is set: every valid line is printed.
-    package var keepsEverything: Bool { since == nil && until == nil && types == nil && route == nil && session == nil }
+    package var keepsEverything: Bool { since == nil && until == nil && types == nil && route == nil && session == nil && host == nil }
 
     /// True when the record's line is printed.
     @inline(__always)
@@ -69,14 +73,7 @@ package struct TraceLineFilter: Sendable {
         if let since, record.timestamp < since { return false }
         if let until, record.timestamp >= until { return false }
         if let types, !types.contains(record.kind) { return false }
-        if let route, !Self.matches(route, record.route) { return false }
-        if let session, !Self.matches(session, record.session) { return false }
-        return true
-    }
-
-    private static func matches(_ pattern: TextPattern, _ text: RawText?) -> Bool {
-        guard let text else { return false }
-        return text.hasEscapes ? pattern.matches(text.string) : pattern.matches(text.bytes)
+        return TextPattern.admits(route, record.route) && TextPattern.admits(session, record.session) && TextPattern.admits(host, record.host)
     }
 }
 

@@ -70,8 +70,8 @@ public final class APITracer: Sendable {
         case .request(let request):
             if sampler.isSampling {
                 guard sampler.keep(request) else { return false }
-                // Failed requests are never sampled (Docs/trace-format.md), so they carry no weight.
-                if request.error == nil, let status = request.status, status < 400 {
+                // Only successes are sampled (Docs/trace-format.md), so only they carry a weight.
+                if Sampler.isSampled(request) {
                     var sampled = request
                     sampled.sampleRate = sampler.successRate
                     event.payload = .request(sampled)

@@ -125,11 +125,14 @@ struct UploadValidator: Sendable {
         guard case .header(let header) = line else {
             throw UploadRejection(.invalidHeader, "the first line is not an apitrace header (\"type\":\"header\")")
         }
-        guard header.version >= 1 else {
-            throw UploadRejection(.invalidHeader, "header field \"version\" is \(header.version); versions start at 1")
-        }
-        guard header.version <= TraceFileHeader.currentVersion else {
+        // The readers' own check (`HeaderCheck`): what the collector stores, every command reads.
+        switch HeaderCheck.problem(version: header.version) {
+        case .newer?:
             throw UploadRejection(.newerVersion, "the file is format version \(header.version), newer than this collector reads (\(TraceFileHeader.currentVersion)); upgrade the collector")
+        case let refused?:
+            throw UploadRejection(.invalidHeader, refused.reason)
+        case nil:
+            break
         }
         tally?.finish()
         return Validated(header: header, cutAt: cutAt, tally: tally)

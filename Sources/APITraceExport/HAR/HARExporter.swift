@@ -18,13 +18,16 @@ import Foundation
 /// let data = har.archive()
 /// ```
 public struct HARExporter {
-    /// Only events of this session are kept, when set.
-    public var session: String?
+    /// Only events of this session are kept, when set: a pattern in the one grammar of every
+    /// command's `--session` (`*` matches any run of characters; without one, exactly).
+    public var session: String? { didSet { sessionPattern = session.map(TextPattern.init) } }
+    private var sessionPattern: TextPattern?
     private var entries: [(started: Int64, bytes: [UInt8])] = []
 
     /// Creates an exporter, optionally keeping one session only.
     public init(session: String? = nil) {
         self.session = session
+        sessionPattern = session.map(TextPattern.init)
     }
 
     /// Number of entries added so far.
@@ -33,7 +36,7 @@ public struct HARExporter {
     /// Adds the event when it is a request (of the chosen session); other events are ignored.
     public mutating func add(_ event: TraceEvent) {
         guard case .request = event.payload else { return }
-        if let session, event.session != session { return }
+        guard TextPattern.admits(sessionPattern, event.session) else { return }
         // Through its line, so an event is read exactly as the same event in a file.
         var line = JSONOutput()
         event.encode(to: &line)

@@ -16,14 +16,14 @@ import APITraceFormat
 /// try har.write { chunk in FileHandle.standardOutput.write(Data(chunk)) }
 /// ```
 package struct HARStream {
-    /// Only requests of this session are kept, when set.
-    package var session: String?
+    /// Only requests of a session matching this pattern are kept, when set.
+    package var session: TextPattern?
     private var pending: PendingLines
     /// Entries held so far.
     package private(set) var count = 0
 
     /// A stream holding up to `memoryLimit` bytes of request lines in memory, the rest in `temporaryDirectory`.
-    package init(session: String? = nil, memoryLimit: Int = 16 << 20, temporaryDirectory: String = PendingLines.defaultTemporaryDirectory) {
+    package init(session: TextPattern? = nil, memoryLimit: Int = 16 << 20, temporaryDirectory: String = PendingLines.defaultTemporaryDirectory) {
         self.session = session
         pending = PendingLines(memoryLimit: memoryLimit, directory: temporaryDirectory)
     }
@@ -31,9 +31,7 @@ package struct HARStream {
     /// Holds the request of a scanned line (without its newline) when it is of the chosen session.
     package mutating func add(_ record: TraceRecord, line: UnsafeRawBufferPointer) throws(SortSpillError) {
         guard record.kind == .request else { return }
-        if let session {
-            guard let own = record.session, own.bytes.elementsEqual(session.utf8) else { return }
-        }
+        guard TextPattern.admits(session, record.session) else { return }
         try pending.add(HAREntryWriter.started(record), line)
         count += 1
     }

@@ -28,25 +28,39 @@ extension TraceEvent {
         /// elements group together: `data.apps[3].stability` becomes `data.apps[*].stability`.
         public var pathPattern: String { Self.foldIndices(path) }
 
-        /// `path` with every `[digits]` replaced by `[*]`.
+        /// `path` with every `[digits]` replaced by `[*]`: ``foldIndices(_:into:)`` over its UTF-8.
         package static func foldIndices(_ path: String) -> String {
-            var out = ""
-            var digits = ""
-            var inBracket = false
-            for c in path {
-                if inBracket {
-                    if c.isASCII && c.isNumber { digits.append(c); continue }
-                    out += c == "]" && !digits.isEmpty ? "[*]" : "[" + digits + String(c)
-                    inBracket = false
-                    digits = ""
-                } else if c == "[" {
-                    inBracket = true
+            var path = path
+            var out: [UInt8] = []
+            path.withUTF8 { out.reserveCapacity($0.count); foldIndices(UnsafeRawBufferPointer($0), into: &out) }
+            // Only ASCII `[digits]` runs are replaced by ASCII: valid UTF-8 stays valid.
+            return String(decoding: out, as: UTF8.self)
+        }
+
+        /// The one fold of decode paths, on raw UTF-8 (the readers' hot path calls it on the bytes of
+        /// a line): every `[`, one or more ASCII digits, `]` becomes `[*]`; every other byte is copied.
+        ///
+        /// Bytes, not `Character`s: a combining mark after `]` (`[1]\u{301}`) makes one grapheme of
+        /// them, which a character-wise fold would not see as a bracket; escaped and raw spellings of
+        /// one path must fold alike.
+        package static func foldIndices(_ path: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+            var i = 0
+            let n = path.count
+            while i < n {
+                let c = path[i]
+                guard c == UInt8(ascii: "[") else { out.append(c); i += 1; continue }
+                var j = i + 1
+                while j < n, path[j] >= UInt8(ascii: "0"), path[j] <= UInt8(ascii: "9") { j += 1 }
+                if j < n, path[j] == UInt8(ascii: "]"), j > i + 1 {
+                    out.append(contentsOf: [UInt8(ascii: "["), UInt8(ascii: "*"), UInt8(ascii: "]")])
+                    i = j + 1
                 } else {
-                    out.append(c)
+                    // Not an index: copy `[` and the digits; the byte after them is looked at afresh
+                    // (it may open the next bracket: `a[[1]` is `a[[*]`).
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: path[i..<j]))
+                    i = j
                 }
             }
-            if inBracket { out += "[" + digits }
-            return out
         }
 
         /// The kind of decoding error. Unknown kinds written by newer producers are kept as they are.

@@ -81,7 +81,7 @@ public struct TraceTimestamp: Sendable, Hashable, Comparable, CustomStringConver
     /// Calendar fields in UTC (proleptic Gregorian), from Howard Hinnant's `civil_from_days`.
     var civil: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millisecond: Int) {
         let ms = millisecondsSince1970
-        var days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
+        var days = EpochBuckets.index(of: ms, width: 86_400_000)
         let msOfDay = Int(ms - days * 86_400_000)
         days += 719_468
         let era = (days >= 0 ? days : days - 146_096) / 146_097

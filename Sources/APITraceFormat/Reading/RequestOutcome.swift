@@ -5,7 +5,7 @@
 /// |---|---|---|
 /// | `success` | a status below 400 | no |
 /// | `client_error` | a 4xx status | no (counted apart) |
-/// | `server_error` | a 5xx status (and anything from 600 up) | yes |
+/// | `server_error` | a status from 500 up (``failedStatuses``: 5xx, and 600 to 999 too) | yes |
 /// | `transport` | no status, and the error is not one below (timeouts, refused or lost connections, TLS, DNS) | yes |
 /// | `cancelled` | no status; the app cancelled (`URLError.cancelled`, `CancellationError`) | no: client-side |
 /// | `offline` | no status; the request never left the device (`URLError.notConnectedToInternet`, `dataNotAllowed`, `internationalRoamingOff`, `callIsActive`, `backgroundSessionWasDisconnected`) | no: client-side |
@@ -44,7 +44,7 @@ public enum RequestOutcome: String, Sendable, CaseIterable, Comparable {
     /// The outcome of a request answered with `status`.
     @inline(__always)
     public static func of(status: Int) -> RequestOutcome {
-        status < 400 ? .success : status < 500 ? .clientError : .serverError
+        status < 400 ? .success : status < serverErrorFrom ? .clientError : .serverError
     }
 
     /// The outcome of a request without a status, from its error identity's UTF-8 bytes (no allocation).

@@ -108,8 +108,8 @@ extension TraceRecord {
     package enum Limits {
         /// `duration_ms`, `delay_ms` and the request phases (`dns_ms`, `connect_ms`, `tls_ms`, `ttfb_ms`): up to 100 days.
         package static let milliseconds: ClosedRange<Double> = 0...8_640_000_000
-        /// `status`.
-        package static let status: ClosedRange<Int64> = 100...999
+        /// `status`: ``RequestOutcome/traceStatuses``, the range the failed statuses end with.
+        package static let status: ClosedRange<Int64> = Int64(RequestOutcome.traceStatuses.lowerBound)...Int64(RequestOutcome.traceStatuses.upperBound)
         /// `bytes_in`, `bytes_out`: up to 2^53 (exact as a Double).
         package static let bytes: ClosedRange<Int64> = 0...9_007_199_254_740_992
         /// `suppressed`, `count`, `events`: up to 10^12 per line.

@@ -34,11 +34,14 @@ extension APITrace {
         @Option(help: "Only events of this type (request, decode_failure, error, sse, log, dropped); repeat or separate with commas.")
         var type: [String] = []
 
-        @Option(help: "Only events whose route matches this template; * matches any run of characters (/apps/*).")
+        @Option(help: "Only events whose route matches this template; \(TextPattern.help).")
         var route: String?
 
-        @Option(help: "Only events of this session; * matches any run of characters.")
+        @Option(help: "Only events of this session; \(TextPattern.help).")
         var session: String?
+
+        @Option(help: "Only events to this server host (the host field); \(TextPattern.help).")
+        var host: String?
 
         @Flag(help: "Merge the events of all files in time order (implies --no-headers).")
         var sort = false
@@ -53,7 +56,7 @@ extension APITrace {
         }
 
         private func filter() throws -> TraceLineFilter {
-            try TraceLineFilter(since: since, until: until, types: type, route: route, session: session)
+            try TraceLineFilter(since: since, until: until, types: type, route: route, session: session, host: host)
         }
 
         func run() throws {

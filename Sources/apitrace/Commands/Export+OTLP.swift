@@ -18,11 +18,12 @@ extension APITrace.Export {
         if let state {
             do { cumulative = try CumulativeExport.load(path: state, selection: stateSelection) } catch { throw fail("\(error)") }
         }
-        let session = session
+        let sessionPattern = sessionPattern
         // Without a condition on events, none is asked: the export then reads lines without making events.
         let reader = TraceExportReader(
             since: filter.since, until: filter.until, keepFile: filter.matches(header:),
-            keepEvent: filter.keepsEveryRequest && session == nil ? nil : { filter.matches($0) && (session == nil || $0.session == session) })
+            keepEvent: filter.keepsEveryRequest && sessionPattern == nil
+                ? nil : { filter.matches($0) && TextPattern.admits(sessionPattern, $0.session) })
         var saveError: String?
         let commit: (CumulativeExport) -> Void = { current in
             guard let state else { return }

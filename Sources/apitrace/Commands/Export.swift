@@ -16,7 +16,7 @@ extension APITrace {
                 textfile collector reads it; see Dashboards/README.md). Request series carry the files' app_version. \
                 For periodic exports pass --state FILE: counters then only grow, each file's events are counted \
                 once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
-                har: the requests of the traces (or of one --session) as HAR 1.2, in start-time order. Traces hold routes, not \
+                har: the requests of the traces (or of the sessions --session matches) as HAR 1.2, in start-time order. Traces hold routes, not \
                 URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes. \
                 Written as a stream in bounded memory: requests beyond 16 MiB wait in sorted temporary files in TMPDIR.
                 otlp: requests as CLIENT spans, the other events as log records, and cumulative metrics, sent over \
@@ -42,8 +42,11 @@ extension APITrace {
         @Option(help: "prometheus, har or otlp.")
         var format: Format
 
-        @Option(help: "Only events of this session (most useful with --format har).")
+        @Option(help: "Only events of this session (most useful with --format har); \(TextPattern.help).")
         var session: String?
+
+        /// `--session` in the one filter grammar of every command.
+        var sessionPattern: TextPattern? { session.map(TextPattern.init) }
 
         @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
         var output: String?
@@ -89,10 +92,10 @@ extension APITrace {
                     throw ExitCode(1)
                 }
             }
-            let session = session
+            let sessionPattern = sessionPattern
             let reader = TraceExportReader(
                 since: filter.since, until: filter.until, keepFile: filter.matches(header:),
-                keepEvent: { filter.matches($0) && (session == nil || $0.session == session) })
+                keepEvent: { filter.matches($0) && TextPattern.admits(sessionPattern, $0.session) })
             let read = reader.read(sources, into: &cumulative)
             for warning in read.warnings.map(\.description) { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }
             guard read.usableFiles > 0 else {
@@ -124,7 +127,7 @@ extension APITrace {
             let sources = paths.isEmpty ? [TraceDirectory.default] : paths
             var reader = TraceExportReader(since: filter.since, until: filter.until, keepFile: filter.matches(header:))
             if !filter.keepsEveryRequest { reader.keepRecord = { filter.matches(request: $0) } }
-            var har = HARStream(session: session)
+            var har = HARStream(session: sessionPattern)
             let read: TraceExportReader.Outcome
             do { read = try reader.read(sources, into: &har) } catch {
                 FileHandle.standardError.write(Data("apitrace: \(error)\n".utf8))
