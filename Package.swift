@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "APITraceWebSocket", targets: ["APITraceWebSocket"]),
         .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
         .library(name: "APITraceDistributedTracing", targets: ["APITraceDistributedTracing"]),
+        // No public API (its rules, detection and notifiers are `apitrace alert`'s, `package`): a product
+        // only for the fuzz package's `@_spi(Fuzzing)` entry point.
         .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
         .library(name: "APITraceAnalysis", targets: ["APITraceAnalysis"]),
         .library(name: "APITraceUpload", targets: ["APITraceUpload"]),

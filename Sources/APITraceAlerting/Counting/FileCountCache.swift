@@ -10,9 +10,9 @@ import Foundation
 /// cache keys its entries, and only for a rule with the same scope, failure definition and bucket width
 /// (counts) or the same route scope (a `new_failures` rule's ``FileFailureGroups``).
 /// The format is a small private binary one; a damaged or foreign cache is ignored and rebuilt.
-public final class FileCountCache: Sendable {
+package final class FileCountCache: Sendable {
     /// Path of the cache file.
-    public let path: String
+    package let path: String
     private let state: Locked<State>
 
     private struct State {
@@ -31,7 +31,7 @@ public final class FileCountCache: Sendable {
     }
 
     /// Opens (reads) the cache at `path`; a missing or unreadable file is an empty cache.
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
         // Never blocking on a FIFO or reading through a link planted at its name; a cache that
         // cannot be read is rebuilt.
@@ -42,7 +42,7 @@ public final class FileCountCache: Sendable {
 
     /// A cache that lives only as long as the object (a backtest's many evaluations); ``save()``
     /// writes nothing.
-    public init() {
+    package init() {
         path = ""
         state = Locked(State())
     }
@@ -112,7 +112,7 @@ public final class FileCountCache: Sendable {
     /// Writes the cache (temporary file + rename), keeping only files used by this run. Can be
     /// called more than once in a run (after counting, after `new_failures` rules): entries
     /// not used yet stay in memory until the run ends.
-    public func save() {
+    package func save() {
         guard !path.isEmpty else { return }
         state.withLock { state in
             guard state.changed || state.used.count != (state.written ?? state.entries.count) else { return }
