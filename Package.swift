@@ -408,5 +408,8 @@ for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    // A plain `import` is internal: a module's public API shows another module's types only
+    // through a `public import` (and its package API through a `package import`), as in Hummingbird.
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     target.swiftSettings = settings
 }

@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 /// One `apitrace alert` evaluation: count the traces and detect (no lock); evaluate the incidents

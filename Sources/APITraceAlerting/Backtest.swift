@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Replays the rules over past traces: evaluates every `step` from `since` to `until` with a
 /// fresh state (no mutes) and reports when they would have paged and resolved, so people can

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 import Crypto
 import Foundation
 

@@ -1,4 +1,4 @@
-import APITraceAnalysis
+package import APITraceAnalysis
 import APITraceFormat
 
 /// What failed during a rule's evidence window: routes, error identities, decode-failure paths.

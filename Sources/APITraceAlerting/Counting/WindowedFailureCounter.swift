@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 /// Counts requests and failures per rule in time buckets, plus the evidence of what failed,

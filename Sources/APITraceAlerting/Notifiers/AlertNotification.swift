@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// One message to deliver: an incident triggered (or repeated) or resolved.
 ///

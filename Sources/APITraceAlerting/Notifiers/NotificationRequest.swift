@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+package import Foundation
 
 /// A notification rendered for one notifier: where it goes and the exact bytes, with the
 /// secrets filled in from the environment, and a redacted twin for printing.

@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// One named rule of a rules file: which traffic it watches, what counts as a failure, how a
 /// spike is detected, and whom to page.

@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Distinct sessions that met each class of failed request on one route: who is affected.
 public struct FailureSessions: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// Everything a report counts, exact where it can be and mergeable: summaries of separate files
 /// (or separate time windows) combine with ``merge(_:)`` into the summary of all of them.

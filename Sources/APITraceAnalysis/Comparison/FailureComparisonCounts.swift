@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Requests and failures of a window and a baseline, per row of every dimension a comparison
 /// explains (route, host, app version, app version on a route, error identity, decode path,
