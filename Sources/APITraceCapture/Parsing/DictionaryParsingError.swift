@@ -31,6 +31,3 @@ public struct DictionaryParsingError: Error, Sendable, Equatable, CustomStringCo
         }
     }
 }
-
-/// `NSNull`, which `JSONSerialization` produces for `null`.
-typealias NSNullLike = NSNull
