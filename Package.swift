@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "APITraceWebSocket", targets: ["APITraceWebSocket"]),
         .library(name: "APITraceOpenAPI", targets: ["APITraceOpenAPI"]),
         .library(name: "APITraceDistributedTracing", targets: ["APITraceDistributedTracing"]),
+        // No public API (its rules, detection and notifiers are `apitrace alert`'s, `package`): a product
+        // only for the fuzz package's `@_spi(Fuzzing)` entry point.
         .library(name: "APITraceAlerting", targets: ["APITraceAlerting"]),
         .library(name: "APITraceAnalysis", targets: ["APITraceAnalysis"]),
         .library(name: "APITraceUpload", targets: ["APITraceUpload"]),
@@ -456,5 +458,8 @@ for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    // A plain `import` is internal: a module's public API shows another module's types only
+    // through a `public import` (and its package API through a `package import`), as in Hummingbird.
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     target.swiftSettings = settings
 }

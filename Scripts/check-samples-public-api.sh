@@ -16,6 +16,7 @@ status=0
 for sample in NewsClient NewsFutureClient NewsServerSideClient; do
   if ! swiftc -typecheck -module-name "Check$sample" -I "$modules" -I Sources/CZlib "${clang_flags[@]}" \
       -enable-upcoming-feature MemberImportVisibility -enable-upcoming-feature ExistentialAny \
+      -enable-upcoming-feature InternalImportsByDefault \
       Samples/"$sample"/*.swift; then
     echo "check-samples-public-api: Samples/$sample uses more than the public API" >&2
     status=1

@@ -8,19 +8,26 @@
 # Members a protocol conformance only synthesizes (Equatable's `!=`, ...) are not counted; they
 # are printed apart. Extensions of other modules' types (`UnsafeRawBufferPointer.equals`) are.
 #
-# Usage: Scripts/count-public-symbols.sh [--no-build] [--list PRODUCT]
+# Members a product adds to types of other packages (the standard library's `Dictionary`,
+# Foundation's `URL`, ...) are listed under the table: they land on every such value of an app that
+# links the product, so `--check` fails when there is any.
+#
+# Usage: Scripts/count-public-symbols.sh [--no-build] [--check] [--list PRODUCT]
 #   --no-build      use the modules already in .build/debug (default: `swift build` first)
+#   --check         exit 1 when a product adds public members to another package's types
 #   --list PRODUCT  print every symbol PRODUCT exposes, one a line, instead of the table
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=1
 list=""
+check=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --no-build) build=0 ;;
+    --check) check=1 ;;
     --list) list="$2"; shift ;;
-    *) echo "usage: $0 [--no-build] [--list PRODUCT]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--no-build] [--check] [--list PRODUCT]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -54,10 +61,26 @@ for t in json.load(open(sys.argv[1]))["targets"]:
     -I "$modules" -I Sources/CZlib "${clang_flags[@]}" -minimum-access-level public -output-dir "$graphs/$target" >&2
 done
 
-python3 - "$graphs" "$list" $products <<'PY'
+ours=$(python3 -c '
+import json, sys
+print(",".join(t["name"] for t in json.load(open(sys.argv[1]))["targets"]))
+' "$manifest")
+
+python3 - "$graphs" "$list" "$check" "$ours" $products <<'PY'
 import glob, json, os, re, sys
 
-graphs, wanted, entries = sys.argv[1], sys.argv[2], sys.argv[3:]
+graphs, wanted, check, ours, entries = sys.argv[1], sys.argv[2], sys.argv[3] == "1", set(sys.argv[4].split(",")), sys.argv[5:]
+
+def foreign(module):
+    """Public members `module` adds to types declared outside this package, as "Type.member (kind)"."""
+    found = set()
+    for path in glob.glob(os.path.join(graphs, module, f"{module}@*.symbols.json")):
+        extended = os.path.basename(path)[len(module) + 1:].removesuffix(".symbols.json")
+        if extended in ours:
+            continue
+        for symbol in json.load(open(path))["symbols"]:
+            found.add(f"{'.'.join(symbol['pathComponents'])} ({symbol['kind']['identifier'].removeprefix('swift.')}) in {extended}")
+    return found
 
 def symbols(module):
     """Public symbols a module declares, as "dotted.path (kind) precise-id"; overloads stay apart."""
@@ -100,6 +123,7 @@ def exposed(module, seen=None):
     return own, synthesized
 
 rows = []
+added = []
 for entry in entries:
     product, targets = entry.split(":")
     own, synthesized, types = set(), set(), set()
@@ -107,6 +131,7 @@ for entry in entries:
         mine, synth = exposed(target)
         own |= mine
         synthesized |= synth
+        added += [f"{product}: {member}" for member in sorted(foreign(target))]
     if wanted == product:
         print("\n".join(sorted(" ".join(e.split(" ")[:2]) for e in own)))
         sys.exit(0)
@@ -118,4 +143,9 @@ if wanted:
 print(f"{'product':<30} {'public symbols':>14} {'top-level':>10} {'synthesized':>12}")
 for product, count, types, synth in rows:
     print(f"{product:<30} {count:>14} {types:>10} {synth:>12}")
+print("members added to other packages' types: " + ("none" if not added else f"{len(added)}"))
+for line in added:
+    print("  " + line)
+if check and added:
+    sys.exit("count-public-symbols: a product adds public members to another package's types (every such value in an app gains them)")
 PY

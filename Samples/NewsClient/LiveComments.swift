@@ -1,6 +1,6 @@
-import APITraceCapture
+public import APITraceCapture
 import APITraceWebSocket
-import Foundation
+public import Foundation
 
 /// Live comments on a news item over a WebSocket, as the Otec app shows them under an article:
 /// one `WebSocketConnection` whose connects, closes (code, who closed) and reconnects are traced.

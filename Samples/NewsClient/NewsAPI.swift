@@ -1,7 +1,7 @@
-import APITraceCapture
-import Foundation
+public import APITraceCapture
+public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// The sample client's backend: every request goes through apitrace's tracing decorator, and

@@ -1,6 +1,6 @@
-import APITraceCapture
+public import APITraceCapture
 import APITraceSSE
-import Foundation
+public import Foundation
 
 /// Live news over Server-Sent Events, as the Otec app listens to them while it reads the REST API.
 public final class NewsFeed: Sendable {

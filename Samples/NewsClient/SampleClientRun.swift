@@ -1,5 +1,5 @@
-import APITraceCapture
-import Foundation
+public import APITraceCapture
+public import Foundation
 
 /// Drives the sample client like a user browsing the app: newspapers, news, apps and their
 /// issues, with the live feed open, recording every failure with `recordError`.

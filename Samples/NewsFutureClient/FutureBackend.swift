@@ -1,7 +1,7 @@
-import APITraceCapture
-import Foundation
+public import APITraceCapture
+public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// A Jayme-style backend: performs a request and returns a ``Future`` of the body and response.

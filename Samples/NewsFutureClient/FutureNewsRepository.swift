@@ -1,5 +1,5 @@
-import APITraceCapture
-import Foundation
+public import APITraceCapture
+public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

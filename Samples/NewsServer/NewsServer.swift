@@ -1,6 +1,6 @@
 import Foundation
-import Hummingbird
-import Logging
+public import Hummingbird
+public import Logging
 import NIOCore
 
 /// A sample API in the spirit of the Otec news app's server: REST endpoints for newspapers and news,

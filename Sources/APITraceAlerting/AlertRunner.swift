@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 /// One `apitrace alert` evaluation: count the traces and detect (no lock); evaluate the incidents
@@ -11,43 +11,43 @@ import Foundation
 /// outcome.lines.forEach { print($0) }
 /// exit(outcome.status.rawValue)
 /// ```
-public struct AlertRunner: Sendable {
+package struct AlertRunner: Sendable {
     /// How to run.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Folder (or files) of traces.
-        public var traceDirectory: String
+        package var traceDirectory: String
         /// The state file.
-        public var statePath: String
+        package var statePath: String
         /// The evaluated instant; default now.
-        public var now: TraceTimestamp = .now()
+        package var now: TraceTimestamp = .now()
         /// Print what would be sent instead of sending, and leave the state untouched.
-        public var dryRun = false
+        package var dryRun = false
         /// Print a line per rule even when nothing changed.
-        public var verbose = false
+        package var verbose = false
         /// Where secrets are read from.
-        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        package var environment: [String: String] = ProcessInfo.processInfo.environment
         /// PagerDuty `source`: this machine's name.
-        public var source: String = ProcessInfo.processInfo.hostName
+        package var source: String = ProcessInfo.processInfo.hostName
         /// How long to wait for another run's lock.
-        public var lockTimeout: Duration = .seconds(50)
+        package var lockTimeout: Duration = .seconds(50)
         /// Delivery retry settings.
-        public var sender = NotificationSender()
+        package var sender = NotificationSender()
         /// The longest a run goes on delivering, from its start (default 45 s, well within cron's
         /// minute): notifiers are delivered at the same time, every attempt and retry wait ends by
         /// then, and what did not finish is kept as a pending delivery for the next run.
-        public var budget: Duration = .seconds(45)
+        package var budget: Duration = .seconds(45)
         /// Keep counts of finished trace files in `<state>.counts` so later runs read only new files (not in dry runs).
-        public var useCountCache = true
+        package var useCountCache = true
 
         /// Creates options.
-        public init(traceDirectory: String, statePath: String) {
+        package init(traceDirectory: String, statePath: String) {
             self.traceDirectory = traceDirectory
             self.statePath = statePath
         }
     }
 
     /// Exit statuses, documented in `Docs/alerting.md` for cron.
-    public enum ExitStatus: Int32, Sendable {
+    package enum ExitStatus: Int32, Sendable {
         /// Evaluated; every notification due was delivered (or there were none).
         case ok = 0
         /// Evaluated, but some delivery failed: kept in the state and retried on the next run (or refused with a 4xx).
@@ -61,35 +61,35 @@ public struct AlertRunner: Sendable {
     }
 
     /// What a run did.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// Lines for standard output: transitions and deliveries.
-        public var lines: [String] = []
+        package var lines: [String] = []
         /// Lines for standard error: warnings and failures.
-        public var problems: [String] = []
+        package var problems: [String] = []
         /// The exit status.
-        public var status: ExitStatus = .ok
+        package var status: ExitStatus = .ok
         /// Files found, opened, and taken from the count cache; event lines scanned.
-        public var filesFound = 0, filesOpened = 0, filesFromCache = 0, linesScanned = 0
+        package var filesFound = 0, filesOpened = 0, filesFromCache = 0, linesScanned = 0
         /// Per rule, the transition this run made.
-        public var transitions: [String: IncidentTracker.Transition] = [:]
+        package var transitions: [String: IncidentTracker.Transition] = [:]
 
         /// Creates an empty outcome.
-        public init() {}
+        package init() {}
     }
 
     /// The rules.
-    public let rules: AlertRules
+    package let rules: AlertRules
     /// The options.
-    public let options: Options
+    package let options: Options
 
     /// Creates a runner.
-    public init(rules: AlertRules, options: Options) {
+    package init(rules: AlertRules, options: Options) {
         self.rules = rules
         self.options = options
     }
 
     /// Runs one evaluation.
-    public func run() async -> Outcome {
+    package func run() async -> Outcome {
         let runStarted = ContinuousClock.now
         var outcome = Outcome()
         let now = options.now.millisecondsSince1970

@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Replays the rules over past traces: evaluates every `step` from `since` to `until` with a
 /// fresh state (no mutes) and reports when they would have paged and resolved, so people can
@@ -8,18 +8,18 @@ import APITraceFormat
 /// let result = Backtest(rules: rules, since: start, until: end).run(paths: ["traces"])
 /// for event in result.events { print(event.line) }
 /// ```
-public struct Backtest: Sendable {
+package struct Backtest: Sendable {
     /// The rules.
-    public var rules: AlertRules
+    package var rules: AlertRules
     /// First evaluated instant.
-    public var since: TraceTimestamp
+    package var since: TraceTimestamp
     /// Last evaluated instant.
-    public var until: TraceTimestamp
+    package var until: TraceTimestamp
     /// Time between evaluations, as a cron run every minute would.
-    public var step: AlertDuration
+    package var step: AlertDuration
 
     /// Creates a backtest.
-    public init(rules: AlertRules, since: TraceTimestamp, until: TraceTimestamp, step: AlertDuration = .minutes(1)) {
+    package init(rules: AlertRules, since: TraceTimestamp, until: TraceTimestamp, step: AlertDuration = .minutes(1)) {
         self.rules = rules
         self.since = since
         self.until = until
@@ -27,60 +27,60 @@ public struct Backtest: Sendable {
     }
 
     /// A page or a resolution the rules would have sent.
-    public struct Event: Sendable, Equatable {
+    package struct Event: Sendable, Equatable {
         /// When.
-        public var at: TraceTimestamp
+        package var at: TraceTimestamp
         /// Which rule.
-        public var rule: String
+        package var rule: String
         /// `triggered`, `repeated` or `resolved`.
-        public var transition: IncidentTracker.Transition
+        package var transition: IncidentTracker.Transition
         /// The notification's summary.
-        public var summary: String
+        package var summary: String
         /// For a grouped rule, the group (nil: the rule as a whole, or its summary page).
-        public var group: AlertGroup?
+        package var group: AlertGroup?
 
         /// One printable line.
-        public var line: String { "\(at.rfc3339) \(transition == .resolved ? "RESOLVE" : transition == .repeated ? "REPEAT " : "PAGE   ") \(summary)" }
+        package var line: String { "\(at.rfc3339) \(transition == .resolved ? "RESOLVE" : transition == .repeated ? "REPEAT " : "PAGE   ") \(summary)" }
     }
 
     /// What a backtest found.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// Pages and resolutions in time order.
-        public var events: [Event] = []
+        package var events: [Event] = []
         /// Per rule: evaluations that fired.
-        public var firingEvaluations: [String: Int] = [:]
+        package var firingEvaluations: [String: Int] = [:]
         /// Evaluations per rule.
-        public var evaluations = 0
+        package var evaluations = 0
         /// Files opened.
-        public var filesOpened = 0
+        package var filesOpened = 0
         /// Reading problems.
-        public var warnings: [TraceReadWarning] = []
+        package var warnings: [TraceReadWarning] = []
         /// Grouped rules whose groups went past `max_groups`, one sentence each.
-        public var groupNotes: [String] = []
+        package var groupNotes: [String] = []
 
         /// What one rule did over the backtest.
-        public struct RuleTally: Sendable, Equatable {
+        package struct RuleTally: Sendable, Equatable {
             /// Incidents opened (first pages).
-            public var incidents = 0
+            package var incidents = 0
             /// Pages sent: first pages and repeats.
-            public var pages = 0
+            package var pages = 0
             /// Evaluations in which the rule fired.
-            public var firingEvaluations = 0
+            package var firingEvaluations = 0
         }
 
         /// The tally of the rule named `rule` (all its groups and summary pages).
-        public func tally(rule: String) -> RuleTally {
+        package func tally(rule: String) -> RuleTally {
             tally(events.filter { $0.rule == rule }, firing: firingEvaluations[rule] ?? 0)
         }
 
         /// The groups of `rule` that had incidents, by label.
-        public func groups(rule: String) -> [AlertGroup] {
+        package func groups(rule: String) -> [AlertGroup] {
             Array(Set(events.filter { $0.rule == rule }.compactMap(\.group))).sorted { $0.label < $1.label }
         }
 
         /// One printable line per group of a grouped rule that had incidents, and one for its
         /// summary pages: `api-errors route=/profile: 1 incident, 1 page`.
-        public func groupLines(rule: String) -> [String] {
+        package func groupLines(rule: String) -> [String] {
             let mine = events.filter { $0.rule == rule }
             guard mine.contains(where: { $0.group != nil }) || firingEvaluations["\(rule) (summary)"] != nil else { return [] }
             var lines = groups(rule: rule).map { g in
@@ -101,7 +101,7 @@ public struct Backtest: Sendable {
         }
 
         /// One printable line of a rule's tally: `api-errors: 1 incident, 1 page, firing in 10 of 101 evaluations (7 files read)`.
-        public func summaryLine(rule: String) -> String {
+        package func summaryLine(rule: String) -> String {
             let t = tally(rule: rule)
             func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
             return "\(rule): \(plural(t.incidents, "incident")), \(plural(t.pages, "page")), firing in \(t.firingEvaluations) of \(evaluations) evaluations (\(filesOpened) files read)"
@@ -120,7 +120,7 @@ public struct Backtest: Sendable {
     /// being run; so is a pass whose counted ranges hold no event when no rule looks for new
     /// failures (those read the files at every step). A backtest over decades of mostly empty
     /// time ends as soon as one over its busy weeks.
-    public func run(paths: [String]) -> Result {
+    package func run(paths: [String]) -> Result {
         run(paths: paths, passMilliseconds: Self.passMilliseconds)
     }
 

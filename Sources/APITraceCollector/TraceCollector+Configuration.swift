@@ -1,5 +1,5 @@
-import APITraceExport
-import Foundation
+public import APITraceExport
+public import Foundation
 
 extension TraceCollector {
     /// Where a ``TraceCollector`` stores uploads, whom it accepts them from, how big they may be,

@@ -1,7 +1,7 @@
-import APITraceCapture
+public import APITraceCapture
 import APITraceFormat
-import Instrumentation
-import Tracing
+public import Instrumentation
+public import Tracing
 
 /// A span started by ``RequestSpanTracer``: keeps what the instrumented library sets and, when it
 /// ends, records a `request` event if it is an HTTP client span. Every call is also passed to the

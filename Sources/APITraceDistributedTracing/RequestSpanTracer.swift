@@ -1,6 +1,6 @@
-import APITraceCapture
-import Instrumentation
-import Tracing
+public import APITraceCapture
+public import Instrumentation
+public import Tracing
 
 /// A swift-distributed-tracing `Tracer` that turns HTTP client spans into apitrace `request` events,
 /// so everything instrumented with swift-distributed-tracing (AsyncHTTPClient among them) is

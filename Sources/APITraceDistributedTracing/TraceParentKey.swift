@@ -1,4 +1,4 @@
-import APITraceCapture
+public import APITraceCapture
 import Instrumentation
 
 /// Where a span started by ``RequestSpanTracer`` is kept in its `ServiceContext`, for child spans

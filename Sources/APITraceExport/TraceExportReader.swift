@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// The read loop of an export: finds the trace files under the given files or folders, picks those
 /// that can hold events of the time range (by name), reads each once, and hands the kept events to

@@ -1,4 +1,4 @@
-import APITraceCapture
+public import APITraceCapture
 import OpenAPIRuntime
 
 extension APITracer {

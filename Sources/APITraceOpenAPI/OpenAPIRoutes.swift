@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Route templates by operation id, read from the OpenAPI document the client was generated from,
 /// so ``TracingClientMiddleware`` needs no hand-written map.

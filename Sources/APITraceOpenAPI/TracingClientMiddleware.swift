@@ -1,7 +1,7 @@
-import APITraceCapture
-import Foundation
-import HTTPTypes
-import OpenAPIRuntime
+public import APITraceCapture
+public import Foundation
+public import HTTPTypes
+public import OpenAPIRuntime
 
 /// A swift-openapi-generator `ClientMiddleware` that records one `request` event per request,
 /// with the same fields as ``APITraceCapture/TracingBackend``.

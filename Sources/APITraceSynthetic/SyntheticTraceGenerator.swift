@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 /// Writes realistic, deterministic trace files for tests, benchmarks and demos.

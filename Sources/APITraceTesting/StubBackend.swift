@@ -1,6 +1,6 @@
-import APITraceCapture
+public import APITraceCapture
 import APITraceFormat
-import Foundation
+public import Foundation
 
 /// An ``HTTPBackend`` that answers with canned responses and keeps the requests it was sent, for
 /// testing a client's repositories and parsers, and their traces, without a server.

@@ -1,4 +1,4 @@
-import APITraceCapture
+public import APITraceCapture
 
 /// A tracer of one test's own, with the events it recorded.
 ///

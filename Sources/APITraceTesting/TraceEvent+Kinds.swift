@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// An event's payload as its type, `nil` when the event is of another type: for assertions on an
 /// event's envelope and payload together.

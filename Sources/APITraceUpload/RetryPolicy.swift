@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+public import Foundation
 
 /// Exponential backoff with jitter, honouring a server's `Retry-After`.
 ///

@@ -1,7 +1,7 @@
-import APITraceFormat
-import Foundation
+public import APITraceFormat
+public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 extension TraceUploader {

@@ -1,8 +1,10 @@
 import APITraceCapture
 import APITraceFormat
-import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+import Foundation
+public import FoundationNetworking
+#else
+public import Foundation  // URLSession's types are Foundation's on Apple platforms
 #endif
 
 /// Sends finished trace files to a collector, deleting each only after the collector has it.

@@ -30,18 +30,19 @@ struct DictionaryApp: DictionaryInitializable, Equatable {
     var name: String
     var stability: Double
     init(dictionary: [String: Any]) throws {
-        id = try dictionary.required("id")
-        name = try dictionary.required("name")
-        stability = try dictionary.required("stability")
+        let fields = DictionaryFields(dictionary)
+        id = try fields.required("id")
+        name = try fields.required("name")
+        stability = try fields.required("stability")
     }
 }
 
 struct Owner: DictionaryInitializable {
     var name: String
-    init(dictionary: [String: Any]) throws { name = try dictionary.required("name") }
+    init(dictionary: [String: Any]) throws { name = try DictionaryFields(dictionary).required("name") }
 }
 
 struct OwnedApp: DictionaryInitializable {
     var owner: Owner
-    init(dictionary: [String: Any]) throws { owner = try dictionary.required("owner", as: Owner.self) }
+    init(dictionary: [String: Any]) throws { owner = try DictionaryFields(dictionary).required("owner", as: Owner.self) }
 }

@@ -40,11 +40,11 @@ struct SamplingTests {
 
     @Test("sampling follows the request's outcome: a 200 whose body broke off is a success (the status wins) and is sampled, weighted as readers weigh it")
     func samplingFollowsTheOutcome() {
-        let (tracer, sink) = makeTracer(sampling: Sampling(successRate: 0.25))
+        let traces = TestTracer(configuration: .init(sampling: Sampling(successRate: 0.25), logging: .disabled))
         let total = 20_000
-        for _ in 0..<total { tracer.record(request(status: 200, error: "URLError.networkConnectionLost")) }
-        tracer.record(request(status: 600))
-        let kept = sink.events.compactMap(\.request)
+        for _ in 0..<total { traces.tracer.record(request(status: 200, error: "URLError.networkConnectionLost")) }
+        traces.tracer.record(request(status: 600))
+        let kept = traces.requests
         let successes = kept.filter { $0.status == 200 }
         #expect(successes.allSatisfy { $0.outcome == .success && $0.sampleRate == 0.25 && $0.weight == 4 })
         // Binomial(20000, 0.25): mean 5000, sd ~61; 8 sd either side.

@@ -1,5 +1,5 @@
 import APITraceCollector
-import APITraceTestSupport
+public import APITraceTestSupport
 import APITraceFormat
 import Foundation
 

@@ -1,5 +1,5 @@
-import APITraceCollector
-import Hummingbird
+public import APITraceCollector
+public import Hummingbird
 import Logging
 import NIOCore
 

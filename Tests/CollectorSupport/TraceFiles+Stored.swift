@@ -1,4 +1,4 @@
-import APITraceTestSupport
+public import APITraceTestSupport
 import Crypto
 import Foundation
 

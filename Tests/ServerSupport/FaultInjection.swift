@@ -1,5 +1,5 @@
-import Foundation
-import Hummingbird
+public import Foundation
+public import Hummingbird
 import HTTPTypes
 
 /// Test-only middleware in front of the real collector: answers the next uploads with scripted

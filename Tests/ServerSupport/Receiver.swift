@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+public import Foundation
 import Hummingbird
 import HTTPTypes
 import NIOCore

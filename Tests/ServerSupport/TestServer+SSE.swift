@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+public import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -1,5 +1,5 @@
-import Foundation
-import Hummingbird
+public import Foundation
+public import Hummingbird
 import Logging
 import NIOCore
 

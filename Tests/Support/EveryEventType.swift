@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// One event of every type, with every field set, and with only the required fields.
 public let everyEventType: [TraceEvent] = {

@@ -1,5 +1,5 @@
-import APITraceFormat
-import APITraceSynthetic
+public import APITraceFormat
+package import APITraceSynthetic
 import Foundation
 
 /// Generated traces written to disk, with the same events in memory for independent checks.

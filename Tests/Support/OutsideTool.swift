@@ -1,5 +1,5 @@
 import Foundation
-import Testing
+public import Testing
 
 /// A program or Python module that a test checks apitrace against (a real Prometheus, Chromium,
 /// DuckDB...), and what installs it.

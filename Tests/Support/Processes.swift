@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A built executable of this package, found next to the test bundle.
 public func builtProduct(_ name: String) throws -> URL {

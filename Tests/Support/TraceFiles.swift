@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 import Foundation
 
 /// Builds trace files in memory: a header and request events, gzip-compressed as the writer does.

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 import Foundation
 
 /// Writes real gzip trace files of generated traffic, with timestamps relative to a fixed instant.

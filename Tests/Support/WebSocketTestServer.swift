@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A real WebSocket server written by others (the `websockets` package from PyPI), started on
 /// 127.0.0.1 on a port of the system's choosing, with one path per behaviour under test:

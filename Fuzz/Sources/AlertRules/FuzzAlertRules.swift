@@ -1,4 +1,4 @@
-import APITraceAlerting
+@_spi(Fuzzing) import APITraceAlerting
 
 /// libFuzzer entry point: the input is the text of a rules file (YAML or JSON).
 ///
@@ -6,6 +6,6 @@ import APITraceAlerting
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzAlertRules(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-    _ = try? AlertRules.parse(text, file: "fuzz.yaml")
+    try? AlertingFuzzingSupport.parseRules(text, file: "fuzz.yaml")
     return 0
 }

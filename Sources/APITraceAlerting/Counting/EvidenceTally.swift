@@ -1,20 +1,20 @@
-import APITraceAnalysis
+package import APITraceAnalysis
 import APITraceFormat
 
 /// What failed during a rule's evidence window: routes, error identities, decode-failure paths.
-public struct EvidenceTally: Sendable, Equatable {
+package struct EvidenceTally: Sendable, Equatable {
     /// Per route: failures and requests.
-    public var routes: [String: WindowTotals] = [:]
+    package var routes: [String: WindowTotals] = [:]
     /// Per error identity (a failed request's `error`, `HTTP 503` for a status, or a recorded error's identity): occurrences.
-    public var errorIdentities: [String: Int] = [:]
+    package var errorIdentities: [String: Int] = [:]
     /// Per decode-failure path (`Entity path`, array indices folded to `[*]`): occurrences.
-    public var decodePaths: [String: Int] = [:]
+    package var decodePaths: [String: Int] = [:]
     /// The evidence window against the baseline before it, under the rule's failure definition
     /// (``FailureComparisonCounts``): what accounts for the extra failures.
-    public var comparison = FailureComparisonCounts()
+    package var comparison = FailureComparisonCounts()
 
     /// Creates an empty tally.
-    public init() {}
+    package init() {}
 
     /// Most routes kept; the rest are tallied under `(other)`, so a file of random routes stays small.
     static let maximumRoutes = 100

@@ -2,11 +2,11 @@ import APITraceFormat
 
 /// Requests and failures of one rule's traffic in fixed time buckets, so any window's totals
 /// are a subtraction of two prefix sums.
-public struct FailureCounts: Sendable {
+package struct FailureCounts: Sendable {
     /// Width of a bucket in milliseconds (10 s by default: a 5 m window is exact to 3%).
-    public let bucketMilliseconds: Int64
+    package let bucketMilliseconds: Int64
     /// Index (time / width) of the first bucket.
-    public let firstBucket: Int64
+    package let firstBucket: Int64
     private var prefixRequests: [Double]
     private var prefixFailures: [Double]
 
@@ -26,7 +26,7 @@ public struct FailureCounts: Sendable {
 
     /// Totals over a time range (milliseconds since 1970, half-open), bucket-aligned: a bucket
     /// counts when its start lies in the range.
-    public func totals(in range: Range<Int64>) -> WindowTotals {
+    package func totals(in range: Range<Int64>) -> WindowTotals {
         let n = Int64(prefixRequests.count - 1)
         func clampIndex(_ ms: Int64) -> Int {
             // The first bucket starting at or after `ms`; clamped before subtracting, so no instant overflows.

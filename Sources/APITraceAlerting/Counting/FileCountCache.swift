@@ -12,9 +12,9 @@ import Foundation
 /// or rewritten under its name is counted again in full. Counts serve a rule with the same scope,
 /// failure definition and bucket width (runs) or the same route scope (a `new_failures` rule's
 /// ``FileFailureGroups``). A damaged or foreign cache is ignored (``problem``) and rebuilt.
-public final class FileCountCache: Sendable {
+package final class FileCountCache: Sendable {
     /// Path of the cache file.
-    public let path: String
+    package let path: String
     let store: FileCacheStore
 
     /// The client name and version of the entries in the store.
@@ -22,24 +22,24 @@ public final class FileCountCache: Sendable {
 
     /// Opens (reads) the cache at `path`; a missing file is an empty cache, an unreadable or
     /// damaged one too (see ``problem``).
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
         store = FileCacheStore(path: path, client: Self.client)
     }
 
     /// A cache that lives only as long as the object (a backtest's many evaluations); ``save()``
     /// writes nothing.
-    public init() {
+    package init() {
         path = ""
         store = FileCacheStore(client: Self.client)
     }
 
     /// Why the cache file was not used (damaged, of another version, unreadable), naming it; nil when it was.
-    public var problem: String? { store.problem }
+    package var problem: String? { store.problem }
 
     /// Writes the cache (temporary file + rename), keeping only files used by this run. Can be
     /// called more than once in a run (after counting, after `new_failures` rules).
-    public func save() { store.save() }
+    package func save() { store.save() }
 
     // MARK: - Finished files
 

@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 /// Counts requests and failures per rule in time buckets, plus the evidence of what failed,
@@ -12,24 +12,24 @@ import Foundation
 /// let result = counter.count(paths: ["traces/"])
 /// result.counts[0].totals(in: now - 300_000 ..< now).ratio
 /// ```
-public struct WindowedFailureCounter: Sendable {
+package struct WindowedFailureCounter: Sendable {
     /// The rules whose traffic is counted.
-    public let rules: [AlertRule]
+    package let rules: [AlertRule]
     /// Time ranges to count (milliseconds since 1970, half-open); events outside are ignored.
-    public let ranges: [Range<Int64>]
+    package let ranges: [Range<Int64>]
     /// Per rule, the range whose failures are gathered as evidence (nil: none).
-    public let evidenceRanges: [Range<Int64>?]
+    package let evidenceRanges: [Range<Int64>?]
     /// Per rule, the range before the evidence range whose traffic is the baseline the evidence
     /// window is compared with (``EvidenceTally/comparison``; nil: no comparison).
-    public let comparisonBaselines: [Range<Int64>?]
+    package let comparisonBaselines: [Range<Int64>?]
     /// Bucket width in milliseconds.
-    public let bucketMilliseconds: Int64
+    package let bucketMilliseconds: Int64
     /// Counts of finished files from earlier runs; with a cache no evidence is gathered
     /// (cached files have none): gather it with a second counter over the evidence range.
-    public let cache: FileCountCache?
+    package let cache: FileCountCache?
 
     /// Creates a counter.
-    public init(rules: [AlertRule], ranges: [Range<Int64>], evidenceRanges: [Range<Int64>?]? = nil, comparisonBaselines: [Range<Int64>?]? = nil,
+    package init(rules: [AlertRule], ranges: [Range<Int64>], evidenceRanges: [Range<Int64>?]? = nil, comparisonBaselines: [Range<Int64>?]? = nil,
                 bucketMilliseconds: Int64 = 10_000, cache: FileCountCache? = nil) {
         self.rules = rules
         self.ranges = ranges
@@ -58,31 +58,31 @@ public struct WindowedFailureCounter: Sendable {
     }
 
     /// What a count produced.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// Per rule (in rule order): bucketed requests and failures.
-        public var counts: [FailureCounts]
+        package var counts: [FailureCounts]
         /// Per rule: evidence over its evidence range.
-        public var evidence: [EvidenceTally]
+        package var evidence: [EvidenceTally]
         /// Per rule: a grouped rule's counts by group (empty for other rules), at most its
         /// `max_groups` groups plus the `(other)` group holding the rest.
-        public var groups: [[AlertGroup: FailureCounts]] = []
+        package var groups: [[AlertGroup: FailureCounts]] = []
         /// Per rule: true when a grouped rule's traffic held more groups than its `max_groups`
         /// (the rest are counted in the `(other)` group).
-        public var groupsOverflowed: [Bool] = []
+        package var groupsOverflowed: [Bool] = []
         /// Trace files found under the paths.
-        public var filesFound = 0
+        package var filesFound = 0
         /// Trace files opened (the rest were skipped by name or taken from the cache).
-        public var filesOpened = 0
+        package var filesOpened = 0
         /// Finished trace files whose counts came from the cache.
-        public var filesFromCache = 0
+        package var filesFromCache = 0
         /// Event lines looked at.
-        public var linesScanned = 0
+        package var linesScanned = 0
         /// Problems reading files (damaged, unreadable); counting goes on without them.
-        public var warnings: [TraceReadWarning] = []
+        package var warnings: [TraceReadWarning] = []
     }
 
     /// Finds trace files under `paths` (files or folders), picks those that overlap the ranges, and counts them.
-    public func count(paths: [String]) -> Result {
+    package func count(paths: [String]) -> Result {
         let found = TraceFileDiscovery.find(paths)
         var result = count(files: found.files)
         result.warnings.insert(contentsOf: found.warnings, at: 0)
@@ -101,7 +101,7 @@ public struct WindowedFailureCounter: Sendable {
     }
 
     /// Counts the given trace files, skipping those whose names put them outside the ranges.
-    public func count(files: [String]) -> Result {
+    package func count(files: [String]) -> Result {
         let selected = TraceFileSelection.plan(files, overlapping: ranges)
         let plan = ScanPlan(counter: self)
         let spans = Dictionary(selected.map { ($0.path, Self.cachedSpan(of: $0)) }) { a, _ in a }

@@ -8,9 +8,9 @@
 /// requests. Either way the rule's ``AlertRule/recentWindow`` must be above the threshold too
 /// (its ratio only: a quiet minute at night holds nothing back), so a detection ends minutes
 /// after the failures do.
-public enum RuleDetector {
+package enum RuleDetector {
     /// Evaluates `rule` at `now` (milliseconds since 1970).
-    public static func evaluate(_ rule: AlertRule, counts: FailureCounts, at now: Int64) -> Detection {
+    package static func evaluate(_ rule: AlertRule, counts: FailureCounts, at now: Int64) -> Detection {
         var checks: [Detection.WindowCheck] = []
         var firing = false
         if let slo = rule.slo {

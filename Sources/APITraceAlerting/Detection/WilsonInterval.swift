@@ -6,9 +6,9 @@ import Foundation
 /// With 3 failures out of 4 requests the observed ratio is 75%, but at 95% confidence the
 /// lower bound is 30%; with 300 out of 400 it is 70.5%. Alerting requires the lower bound to
 /// clear the threshold so a handful of requests cannot page.
-public enum WilsonInterval {
+package enum WilsonInterval {
     /// The lower bound of the two-sided interval at `confidence` (e.g. 0.95).
-    public static func lowerBound(failures: Double, trials: Double, confidence: Double) -> Double {
+    package static func lowerBound(failures: Double, trials: Double, confidence: Double) -> Double {
         guard trials > 0 else { return 0 }
         let p = min(1, max(0, failures / trials))
         let z = normalQuantile(1 - (1 - confidence) / 2)
@@ -19,7 +19,7 @@ public enum WilsonInterval {
     }
 
     /// The standard normal quantile (Acklam's rational approximation, relative error below 1.2e-9).
-    public static func normalQuantile(_ p: Double) -> Double {
+    package static func normalQuantile(_ p: Double) -> Double {
         precondition(p > 0 && p < 1, "a quantile needs 0 < p < 1")
         let a = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00]
         let b = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01]

@@ -3,23 +3,23 @@
 /// (PagerDuty: 512 KB per event, 1024 characters of summary; Slack: 3000 characters per block).
 extension AlertEvidence {
     /// How much of the evidence a body carries.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Longest string taken from the traces (routes, identities, paths, scope, report command).
-        public var stringLength: Int
+        package var stringLength: Int
         /// Longest top list.
-        public var listLength: Int
+        package var listLength: Int
         /// Whether the per-window numbers are kept.
-        public var keepsWindows: Bool
+        package var keepsWindows: Bool
 
         /// What every body carries first: strings up to 512 characters, the top 5 of each list, every window.
-        public static let standard = Limits(stringLength: 512, listLength: 5, keepsWindows: true)
+        package static let standard = Limits(stringLength: 512, listLength: 5, keepsWindows: true)
         /// The second try after a service refused the body as invalid or too large (HTTP 400 or 413):
         /// strings up to 120 characters, the top 3, no windows.
-        public static let trimmed = Limits(stringLength: 120, listLength: 3, keepsWindows: false)
+        package static let trimmed = Limits(stringLength: 120, listLength: 3, keepsWindows: false)
     }
 
     /// The evidence within `limits`; cut strings end in `…`.
-    public func limited(_ limits: Limits) -> AlertEvidence {
+    package func limited(_ limits: Limits) -> AlertEvidence {
         var e = self
         let n = limits.stringLength
         e.rule = Self.cut(rule, n)
@@ -51,7 +51,7 @@ extension AlertEvidence {
     }
 
     /// `text` cut to at most `limit` characters, the last one `…` when something was cut.
-    public static func cut(_ text: String, _ limit: Int) -> String {
+    package static func cut(_ text: String, _ limit: Int) -> String {
         guard limit > 0 else { return "" }
         guard text.count > limit else { return text }
         return String(text.prefix(limit - 1)) + "…"

@@ -7,115 +7,115 @@ import Foundation
 ///
 /// Sent as PagerDuty's `custom_details`, in a webhook's body, and on a command's standard input
 /// (snake_case keys).
-public struct AlertEvidence: Sendable, Equatable, Codable {
+package struct AlertEvidence: Sendable, Equatable, Codable {
     /// The rule.
-    public var rule: String
+    package var rule: String
     /// The traffic it watches (`all`, `route=/apps/{id}`...).
-    public var scope: String
+    package var scope: String
     /// For a grouped rule, what the page names first: the group and the rule
     /// (`/profile (api-errors)`), or the rule's summary of many groups firing together.
-    public var subject: String?
+    package var subject: String?
     /// For a group's page, the group (`route=/profile`); its numbers are the group's alone.
-    public var group: String?
+    package var group: String?
     /// The detection that fired, e.g. `burn rate 1h/5m > 14.4`.
-    public var detection: String
+    package var detection: String
     /// The headline window's length, e.g. `5m`.
-    public var window: String
+    package var window: String
     /// Failure ratio in that window.
-    public var failureRatio: Double
+    package var failureRatio: Double
     /// The ratio it exceeded.
-    public var thresholdRatio: Double
+    package var thresholdRatio: Double
     /// Burn rate in that window, for burn-rate rules.
-    public var burnRate: Double?
+    package var burnRate: Double?
     /// The burn rate it exceeded.
-    public var burnRateThreshold: Double?
+    package var burnRateThreshold: Double?
     /// Baseline ratio, for spikes.
-    public var baselineRatio: Double?
+    package var baselineRatio: Double?
     /// The rule's SLO, for burn-rate rules.
-    public var slo: Double?
+    package var slo: Double?
     /// Requests in the headline window.
-    public var requests: Double
+    package var requests: Double
     /// Failures in the headline window.
-    public var failures: Double
+    package var failures: Double
     /// Every window checked.
-    public var windows: [WindowSummary]
+    package var windows: [WindowSummary]
     /// The window the top lists cover, e.g. `1h`.
-    public var evidenceWindow: String
+    package var evidenceWindow: String
     /// Routes with the most failures.
-    public var topFailingRoutes: [RouteFailures]
+    package var topFailingRoutes: [RouteFailures]
     /// Error identities seen most.
-    public var topErrorIdentities: [Count]
+    package var topErrorIdentities: [Count]
     /// Decode-failure paths seen most (`Entity path`).
-    public var topDecodeFailurePaths: [Count]
+    package var topDecodeFailurePaths: [Count]
     /// The command that prints the full report for the evidence window.
-    public var reportCommand: String
+    package var reportCommand: String
     /// The evaluated instant (RFC 3339).
-    public var evaluatedAt: String
+    package var evaluatedAt: String
 
     /// One window's numbers.
-    public struct WindowSummary: Sendable, Equatable, Codable {
+    package struct WindowSummary: Sendable, Equatable, Codable {
         /// Detection it belongs to.
-        public var detection: String
+        package var detection: String
         /// Length.
-        public var window: String
+        package var window: String
         /// Requests.
-        public var requests: Double
+        package var requests: Double
         /// Failures.
-        public var failures: Double
+        package var failures: Double
         /// Failure ratio.
-        public var failureRatio: Double
+        package var failureRatio: Double
         /// Threshold ratio.
-        public var thresholdRatio: Double
+        package var thresholdRatio: Double
         /// Burn rate, for burn-rate windows.
-        public var burnRate: Double?
+        package var burnRate: Double?
         /// Whether it passed its threshold and guards.
-        public var firing: Bool
+        package var firing: Bool
         /// Why it was held back, if it was.
-        public var heldBack: String?
+        package var heldBack: String?
     }
 
     /// A route's failures.
-    public struct RouteFailures: Sendable, Equatable, Codable {
+    package struct RouteFailures: Sendable, Equatable, Codable {
         /// Route template.
-        public var route: String
+        package var route: String
         /// Failed requests.
-        public var failures: Double
+        package var failures: Double
         /// All requests.
-        public var requests: Double
+        package var requests: Double
     }
 
     /// A value and how often it was seen.
-    public struct Count: Sendable, Equatable, Codable {
+    package struct Count: Sendable, Equatable, Codable {
         /// The value.
-        public var value: String
+        package var value: String
         /// Occurrences.
-        public var count: Int
+        package var count: Int
     }
 
     /// New or regressed failures, for `new_failures` rules: group, app versions, first seen, sessions, example.
-    public var newFailures: [NewFailure]?
+    package var newFailures: [NewFailure]?
 
     /// What accounts for most of the failures beyond the baseline: the evidence window against the
     /// ``comparisonBaseline`` before it (``FailureComparison/headline``); nil when nothing is in excess.
-    public var extraFailures: ExtraFailures?
+    package var extraFailures: ExtraFailures?
 
     /// The baseline the evidence window is compared with: this long, right before it.
-    public static let comparisonBaseline = AlertDuration.hours(6)
+    package static let comparisonBaseline = AlertDuration.hours(6)
 
     /// The row that accounts for the largest share of the extra failures.
-    public struct ExtraFailures: Sendable, Equatable, Codable {
+    package struct ExtraFailures: Sendable, Equatable, Codable {
         /// The sentence a page shows: `Most of the extra failures: 91% /apps/{id} on app 2.4.0`.
-        public var line: String
+        package var line: String
         /// The row's share of its dimension's extra failures (0...1).
-        public var share: Double
+        package var share: Double
         /// The dimension (`app_version_route`, `route`, `host`, `app_version`).
-        public var dimension: String
+        package var dimension: String
         /// The row, as `/apps/{id} on app 2.4.0`.
-        public var row: String
+        package var row: String
         /// Failures beyond the baseline's rate in the whole evidence window.
-        public var excessFailures: Double
+        package var excessFailures: Double
         /// What the window was compared with, e.g. `the 6h before the evidence window`.
-        public var baseline: String
+        package var baseline: String
 
         /// The line for a row: `Most of the extra failures: 91% …` (`Largest share of …` under half).
         static func line(share: Double, row: String) -> String {
@@ -125,7 +125,7 @@ public struct AlertEvidence: Sendable, Equatable, Codable {
     }
 
     /// Builds the evidence of a detection.
-    public init(
+    package init(
         rule: AlertRule, detection: Detection, tally: EvidenceTally, traceDirectory: String, limit: Int = 5,
         subject: IncidentTracker.Subject = .init()
     ) {

@@ -1,36 +1,36 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// One message to deliver: an incident triggered (or repeated) or resolved.
 ///
 /// Stored in the state when a delivery fails, without any secret, so the next run can retry it.
-public struct AlertNotification: Sendable, Equatable, Codable {
+package struct AlertNotification: Sendable, Equatable, Codable {
     /// Trigger or resolve.
-    public var action: Action
+    package var action: Action
     /// The rule.
-    public var rule: String
+    package var rule: String
     /// The incident's id, stable for its whole life: PagerDuty's `dedup_key`.
-    public var incidentID: String
+    package var incidentID: String
     /// Severity of the rule.
-    public var severity: AlertRule.Severity
+    package var severity: AlertRule.Severity
     /// One line, at most 1024 characters.
-    public var summary: String
+    package var summary: String
     /// When the notification was made (RFC 3339).
-    public var timestamp: String
+    package var timestamp: String
     /// True for a repeat of a trigger already sent.
-    public var isRepeat: Bool
+    package var isRepeat: Bool
     /// The evidence, for triggers.
-    public var evidence: AlertEvidence?
+    package var evidence: AlertEvidence?
     /// The rule's scope (`all`, `route=/apps/{id}`...), on every notification: Alertmanager's `scope` label.
-    public var scope: String?
+    package var scope: String?
     /// When the incident started (RFC 3339): Alertmanager's `startsAt`.
-    public var incidentStarted: String?
+    package var incidentStarted: String?
     /// The command showing the full report, when there is no evidence to carry it (Alertmanager re-sends).
-    public var reportCommand: String?
+    package var reportCommand: String?
     /// The group of a grouped rule the incident is for (its keys become Alertmanager labels).
-    public var group: AlertGroup?
+    package var group: AlertGroup?
 
     /// What happened to the incident.
-    public enum Action: String, Sendable, Equatable, Codable {
+    package enum Action: String, Sendable, Equatable, Codable {
         /// The incident started, or still fires after the repeat interval.
         case trigger
         /// The incident stayed recovered for the rule's `resolve_after`.
@@ -38,10 +38,10 @@ public struct AlertNotification: Sendable, Equatable, Codable {
     }
 
     /// PagerDuty's limit on `summary`.
-    public static let summaryLimit = 1024
+    package static let summaryLimit = 1024
 
     /// Creates a notification; the summary is cut to 1024 characters.
-    public init(action: Action, rule: String, incidentID: String, severity: AlertRule.Severity, summary: String,
+    package init(action: Action, rule: String, incidentID: String, severity: AlertRule.Severity, summary: String,
                 timestamp: TraceTimestamp, isRepeat: Bool = false, evidence: AlertEvidence? = nil,
                 scope: String? = nil, incidentStarted: TraceTimestamp? = nil, reportCommand: String? = nil) {
         self.action = action
@@ -59,7 +59,7 @@ public struct AlertNotification: Sendable, Equatable, Codable {
 
     /// The summary of a trigger, e.g.
     /// `api-errors: 23.4% of requests failing over 5m (burn rate 23.4x > 14.4x of SLO 99%), top route /apps/{id}`.
-    public static func triggerSummary(_ e: AlertEvidence) -> String {
+    package static func triggerSummary(_ e: AlertEvidence) -> String {
         if let failures = e.newFailures, let first = failures.first {
             var text = "\(e.rule): \(first.line)"
             if let path = first.examplePath, !path.isEmpty { text += ", e.g. at \(path)" }

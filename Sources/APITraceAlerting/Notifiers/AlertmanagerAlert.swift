@@ -15,18 +15,18 @@ import APITraceFormat
 ///                   "incident_id": "apitrace/api-errors/20261122T120000Z"},
 ///   "startsAt": "2026-11-22T12:00:00.000Z", "endsAt": "2026-11-22T12:10:00.000Z"}]
 /// ```
-public struct AlertmanagerAlert: Sendable, Equatable, Encodable {
+package struct AlertmanagerAlert: Sendable, Equatable, Encodable {
     /// `alertname`, `rule`, `severity`, `scope`.
-    public var labels: [String: String]
+    package var labels: [String: String]
     /// `summary`, `report_command`, `incident_id`.
-    public var annotations: [String: String]
+    package var annotations: [String: String]
     /// When the incident started (RFC 3339).
-    public var startsAt: String
+    package var startsAt: String
     /// When the alert stops firing unless re-sent (RFC 3339); the resolve instant for a resolve.
-    public var endsAt: String
+    package var endsAt: String
 
     /// The alert for a notification; `wallClock` is now on this machine (ms since 1970).
-    public init(_ n: AlertNotification, endsAfter: AlertDuration, wallClock: Int64, summaryLimit: Int = 1024) {
+    package init(_ n: AlertNotification, endsAfter: AlertDuration, wallClock: Int64, summaryLimit: Int = 1024) {
         labels = [
             "alertname": n.rule, "rule": n.rule, "severity": n.severity.rawValue,
             "scope": AlertEvidence.cut(n.scope ?? n.evidence?.scope ?? "all", 256),

@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+package import Foundation
 
 /// A notification rendered for one notifier: where it goes and the exact bytes, with the
 /// secrets filled in from the environment, and a redacted twin for printing.
@@ -7,40 +7,40 @@ import Foundation
 /// Evidence from traces is cut to ``AlertEvidence/Limits/standard`` (and escaped for Slack); a
 /// second, smaller body within ``AlertEvidence/Limits/trimmed`` is kept for one more try when the
 /// service refuses the first as invalid or too large.
-public struct NotificationRequest: Sendable {
+package struct NotificationRequest: Sendable {
     /// The notifier.
-    public var notifier: NotifierConfiguration
+    package var notifier: NotifierConfiguration
     /// Destination URL (for HTTP notifiers), secret when it came from the environment.
-    public var url: URL?
+    package var url: URL?
     /// The destination as it may be printed: `$VARIABLE` for a URL from the environment; the URL
     /// from the rules file without its userinfo, query or token-like path segments.
-    public var displayDestination: String
+    package var displayDestination: String
     /// Scrubs this notifier's secrets out of any text about its delivery.
     package var scrubber: SecretScrubber
     /// The JSON body.
-    public var body: Data
+    package var body: Data
     /// A smaller body, sent once if the service answers the first with 400 or 413.
-    public var trimmedBody: Data?
+    package var trimmedBody: Data?
     /// The JSON body with secrets replaced, for `--dry-run` and messages.
-    public var redactedBody: Data
+    package var redactedBody: Data
     /// The whole environment of a command notifier's child: `PATH`, `HOME`, the `APITRACE_*`
     /// variables of this process and the notification's own `APITRACE_*` variables; nothing else.
-    public var commandEnvironment: [String: String] = [:]
+    package var commandEnvironment: [String: String] = [:]
 
     /// The most PagerDuty accepts in one event is 512 KB; stay clear of it.
-    public static let pagerDutyBodyLimit = 500_000
+    package static let pagerDutyBodyLimit = 500_000
 
     /// A notifier that cannot be used (a secret's variable is unset, a URL is malformed).
-    public struct Unusable: Error, Sendable, CustomStringConvertible {
+    package struct Unusable: Error, Sendable, CustomStringConvertible {
         /// What to set or fix.
-        public var description: String
+        package var description: String
     }
 
     /// Renders `notification` for `notifier`, reading secrets from `environment`.
     ///
     /// `wallClock` (ms since 1970, default now) places Alertmanager's `endsAt`: Alertmanager
     /// compares it with its own clock, whatever instant the run evaluated.
-    public init(_ notification: AlertNotification, for notifier: NotifierConfiguration, environment: [String: String], source: String,
+    package init(_ notification: AlertNotification, for notifier: NotifierConfiguration, environment: [String: String], source: String,
                 wallClock: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws(Unusable) {
         self.notifier = notifier
         scrubber = SecretScrubber(notifier: notifier, environment: environment)

@@ -20,26 +20,26 @@ import FoundationNetworking
 /// Nothing goes on past the `deadline` a caller passes (the run's budget): an attempt is cut at
 /// it, and no retry starts that could not finish before it. Every reason is scrubbed of the
 /// notifier's secrets and of control characters (``SecretScrubber``).
-public struct NotificationSender: Sendable {
+package struct NotificationSender: Sendable {
     /// Ceiling of the first backoff delay; doubled after each failed attempt (the delay is drawn
     /// between half and all of it).
-    public var backoff: Duration = .milliseconds(500)
+    package var backoff: Duration = .milliseconds(500)
     /// The longest `Retry-After` honoured within one run; longer waits leave the delivery for the next run.
-    public var maxRetryAfter: Duration = .seconds(30)
+    package var maxRetryAfter: Duration = .seconds(30)
     /// Time allowed for one whole HTTP attempt (connect, headers and body) or one run of a command.
-    public var timeout: Duration = .seconds(15)
+    package var timeout: Duration = .seconds(15)
 
     /// The most characters of a receiver's answer or a command's standard error quoted in a message.
-    public static let quoteLimit = 200
+    package static let quoteLimit = 200
 
     /// Creates a sender.
-    public init() {}
+    package init() {}
 
     /// The request's headers; `identity` so no error body is inflated (it is read streaming and capped anyway).
     static let headers = ["Content-Type": "application/json", "User-Agent": "apitrace-alert", "Accept-Encoding": "identity"]
 
     /// The outcome of one delivery.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// Accepted by the receiver.
         case delivered(attempts: Int)
         /// Failed after retries (or a network error, a timeout, a redirect); worth trying on the next run.
@@ -50,7 +50,7 @@ public struct NotificationSender: Sendable {
     }
 
     /// Delivers `request`, retrying as documented, and gives up at `deadline`. Messages never include secrets.
-    public func deliver(_ request: NotificationRequest, until deadline: ContinuousClock.Instant? = nil) async -> Outcome {
+    package func deliver(_ request: NotificationRequest, until deadline: ContinuousClock.Instant? = nil) async -> Outcome {
         var sender = self
         if let t = request.notifier.timeout { sender.timeout = .milliseconds(t.milliseconds) }
         let deadline = deadline ?? .now.advanced(by: .seconds(86_400))

@@ -3,40 +3,40 @@
 /// Triggers carry `payload` (summary at most 1024 characters, source, severity, timestamp,
 /// component, group, class, custom_details with the evidence); resolves carry only the routing
 /// key, the action and the incident's `dedup_key`.
-public struct PagerDutyEvent: Sendable, Equatable, Encodable {
+package struct PagerDutyEvent: Sendable, Equatable, Encodable {
     /// The integration's routing key (a secret, from the environment).
-    public var routingKey: String
+    package var routingKey: String
     /// `trigger` or `resolve`.
-    public var eventAction: String
+    package var eventAction: String
     /// The incident's stable key (at most 255 characters).
-    public var dedupKey: String
+    package var dedupKey: String
     /// The event body, for triggers.
-    public var payload: Payload?
+    package var payload: Payload?
     /// Name of the sending tool.
-    public var client = "apitrace"
+    package var client = "apitrace"
 
     /// The `payload` object of a trigger.
-    public struct Payload: Sendable, Equatable, Encodable {
+    package struct Payload: Sendable, Equatable, Encodable {
         /// One line, at most 1024 characters.
-        public var summary: String
+        package var summary: String
         /// Where it happened: the host running `apitrace alert`.
-        public var source: String
+        package var source: String
         /// `critical`, `error`, `warning` or `info`.
-        public var severity: String
+        package var severity: String
         /// When (RFC 3339).
-        public var timestamp: String
+        package var timestamp: String
         /// The watched traffic.
-        public var component: String
+        package var component: String
         /// The rule.
-        public var group: String
+        package var group: String
         /// Kind of problem: `error_rate`.
-        public var `class`: String
+        package var `class`: String
         /// The evidence.
-        public var customDetails: AlertEvidence?
+        package var customDetails: AlertEvidence?
     }
 
     /// Builds the event for a notification.
-    public init(_ n: AlertNotification, routingKey: String, source: String, limits: AlertEvidence.Limits = .standard) {
+    package init(_ n: AlertNotification, routingKey: String, source: String, limits: AlertEvidence.Limits = .standard) {
         self.routingKey = routingKey
         eventAction = n.action.rawValue
         dedupKey = String(n.incidentID.prefix(255))

@@ -6,35 +6,35 @@ import APITraceFormat
 /// the summary, the report command) is escaped for mrkdwn (`&` `<` `>` as `&amp;` `&lt;` `&gt;`),
 /// so a route such as `<!channel>` or `<https://evil|runbook>` shows as text instead of pinging the
 /// channel or becoming a link; and each text stays under Slack's 3000-character block limit.
-public struct SlackMessage: Sendable, Equatable, Encodable {
+package struct SlackMessage: Sendable, Equatable, Encodable {
     /// Plain text shown in notifications and by clients without blocks.
-    public var text: String
+    package var text: String
     /// Block Kit layout.
-    public var blocks: [Block]
+    package var blocks: [Block]
 
     /// A `section` or `context` block with mrkdwn text.
-    public struct Block: Sendable, Equatable, Encodable {
+    package struct Block: Sendable, Equatable, Encodable {
         /// `section` or `context`.
-        public var type: String
+        package var type: String
         /// For sections.
-        public var text: Text?
+        package var text: Text?
         /// For context blocks.
-        public var elements: [Text]?
+        package var elements: [Text]?
     }
 
     /// A Block Kit text object.
-    public struct Text: Sendable, Equatable, Encodable {
+    package struct Text: Sendable, Equatable, Encodable {
         /// `mrkdwn`.
-        public var type = "mrkdwn"
+        package var type = "mrkdwn"
         /// The text.
-        public var text: String
+        package var text: String
     }
 
     /// Slack's limit on the text of a section block.
-    public static let blockTextLimit = 3000
+    package static let blockTextLimit = 3000
 
     /// Builds the message for a notification; `limits` bounds the evidence (``AlertEvidence/Limits/trimmed`` drops the top lists' tails).
-    public init(_ n: AlertNotification, limits: AlertEvidence.Limits = .standard) {
+    package init(_ n: AlertNotification, limits: AlertEvidence.Limits = .standard) {
         let marker: String
         switch n.action {
         case .trigger: marker = n.isRepeat ? ":rotating_light: still firing" : ":rotating_light: firing"
@@ -67,7 +67,7 @@ public struct SlackMessage: Sendable, Equatable, Encodable {
 
     /// `text` with the three characters Slack's mrkdwn treats as control characters escaped (and
     /// control characters as spaces): the format module's one Slack escaping, ``TextEscaping``.
-    public static func escaped(_ text: String) -> String { TextEscaping.slack(text) }
+    package static func escaped(_ text: String) -> String { TextEscaping.slack(text) }
 
     /// Escaped text cut to the block limit without splitting an `&amp;`-style entity.
     static func fitted(_ escaped: String, limit: Int = blockTextLimit) -> String {

@@ -7,31 +7,31 @@ import Foundation
 /// AlertDuration(parsing: "1h30m")?.milliseconds  // 5_400_000
 /// AlertDuration.minutes(5).description           // "5m"
 /// ```
-public struct AlertDuration: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+package struct AlertDuration: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The length in milliseconds.
-    public var milliseconds: Int64
+    package var milliseconds: Int64
 
     /// Creates a duration from milliseconds.
-    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+    package init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
     /// A duration of whole seconds.
-    public static func seconds(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 1000) }
+    package static func seconds(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 1000) }
     /// A duration of whole minutes.
-    public static func minutes(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 60_000) }
+    package static func minutes(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 60_000) }
     /// A duration of whole hours.
-    public static func hours(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 3_600_000) }
+    package static func hours(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 3_600_000) }
     /// A duration of whole days.
-    public static func days(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 86_400_000) }
+    package static func days(_ n: Int64) -> AlertDuration { .init(milliseconds: n * 86_400_000) }
 
     /// Parses a duration in the one grammar of every command (``TimeGrammar``): `90s`, `5m`,
     /// `1h30m`, `1.5h`, `7d`, `500ms`, or a bare number of seconds.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         guard let ms = TimeGrammar.milliseconds(text) else { return nil }
         self.milliseconds = ms
     }
 
     /// The shortest text that parses back to this duration, e.g. `1h30m`, `5m`, `45s`.
-    public var description: String {
+    package var description: String {
         var rest = milliseconds / 1000
         let millis = milliseconds % 1000
         if rest == 0 { return milliseconds == 0 ? "0s" : "\(milliseconds)ms" }
@@ -43,9 +43,9 @@ public struct AlertDuration: Sendable, Hashable, Comparable, Codable, CustomStri
         return millis == 0 ? text : text + "\(millis)ms"
     }
 
-    public static func < (lhs: AlertDuration, rhs: AlertDuration) -> Bool { lhs.milliseconds < rhs.milliseconds }
+    package static func < (lhs: AlertDuration, rhs: AlertDuration) -> Bool { lhs.milliseconds < rhs.milliseconds }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         guard let parsed = AlertDuration(parsing: text) else {
@@ -54,7 +54,7 @@ public struct AlertDuration: Sendable, Hashable, Comparable, Codable, CustomStri
         self = parsed
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }

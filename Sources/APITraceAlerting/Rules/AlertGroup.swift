@@ -9,9 +9,9 @@
 /// group.label        // "route=/profile": the state's and `mute --group`'s spelling
 /// group.description  // "/profile": what a page names first
 /// ```
-public struct AlertGroup: Sendable, Hashable, Codable, CustomStringConvertible {
+package struct AlertGroup: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A field a rule can group by; the raw values are the rules file's spelling.
-    public enum Key: String, Sendable, Hashable, Codable, CaseIterable {
+    package enum Key: String, Sendable, Hashable, Codable, CaseIterable {
         /// The route template (the collector's and exporter's `url_template` label).
         case route
         /// The server host (`server_address`).
@@ -20,7 +20,7 @@ public struct AlertGroup: Sendable, Hashable, Codable, CustomStringConvertible {
         case appVersion = "app_version"
 
         /// The label the exporter and the collector's `/metrics` carry this field in.
-        public var metricLabel: String {
+        package var metricLabel: String {
             switch self {
             case .route: PrometheusMetricNames.route
             case .host: PrometheusMetricNames.host
@@ -30,14 +30,14 @@ public struct AlertGroup: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The keys, in the canonical order (route, host, app version).
-    public var keys: [Key]
+    package var keys: [Key]
     /// The value of each key; an event without the field has `-`.
-    public var values: [String]
+    package var values: [String]
     /// True for the groups beyond the rule's `max_groups`, counted together.
-    public var isOther: Bool
+    package var isOther: Bool
 
     /// Creates a group; keys are put in the canonical order.
-    public init(keys: [Key], values: [String]) {
+    package init(keys: [Key], values: [String]) {
         let pairs = zip(keys, values).sorted { Key.allCases.firstIndex(of: $0.0)! < Key.allCases.firstIndex(of: $1.0)! }
         self.keys = pairs.map(\.0)
         self.values = pairs.map(\.1)
@@ -45,28 +45,28 @@ public struct AlertGroup: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The groups of a rule beyond its `max_groups`, counted together.
-    public static func other(keys: [Key]) -> AlertGroup {
+    package static func other(keys: [Key]) -> AlertGroup {
         var g = AlertGroup(keys: keys, values: [])
         g.isOther = true
         return g
     }
 
     /// `route=/profile host=api.example.com`, or `(other)`: how the state and `mute --group` name it.
-    public var label: String {
+    package var label: String {
         isOther ? Self.otherLabel : zip(keys, values).map { "\($0.rawValue)=\($1)" }.joined(separator: " ")
     }
 
     /// The label of the groups beyond `max_groups`.
-    public static let otherLabel = "(other)"
+    package static let otherLabel = "(other)"
 
     /// What a page names first: the route alone (`/profile`), other keys as `host=...`.
-    public var description: String {
+    package var description: String {
         if isOther { return "(other groups)" }
         return zip(keys, values).map { $0 == .route ? $1 : "\($0.rawValue)=\($1)" }.joined(separator: " ")
     }
 
     /// Parses `mute --group` arguments (`route=/profile`, one per key); nil with a message when one is not `key=value`.
-    public static func parse(_ arguments: [String]) -> Result<AlertGroup, GroupArgumentError> {
+    package static func parse(_ arguments: [String]) -> Result<AlertGroup, GroupArgumentError> {
         if arguments == [otherLabel] { return .success(.other(keys: [])) }
         var keys: [Key] = [], values: [String] = []
         for argument in arguments {
@@ -81,10 +81,10 @@ public struct AlertGroup: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// A `--group` argument that is not `key=value`.
-    public struct GroupArgumentError: Error, Sendable, CustomStringConvertible {
+    package struct GroupArgumentError: Error, Sendable, CustomStringConvertible {
         /// What is wrong.
-        public var message: String
-        public var description: String { message }
+        package var message: String
+        package var description: String { message }
     }
 
     /// The counting key of an event's values (values joined by U+0001; U+0001 and U+0002 in a

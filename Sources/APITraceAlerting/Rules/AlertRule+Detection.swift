@@ -3,23 +3,23 @@ extension AlertRule {
     ///
     /// Burn rate is the failure ratio divided by the error budget `1 - slo`. The short window
     /// (1/12 of the long one in the SRE Workbook) lets the alert reset soon after recovery.
-    public struct BurnRateWindow: Sendable, Equatable, Codable {
+    package struct BurnRateWindow: Sendable, Equatable, Codable {
         /// The long window, e.g. 1 h.
-        public var long: AlertDuration
+        package var long: AlertDuration
         /// The short window, e.g. 5 m.
-        public var short: AlertDuration
+        package var short: AlertDuration
         /// The burn rate both windows must exceed, e.g. 14.4.
-        public var factor: Double
+        package var factor: Double
 
         /// Creates a window pair.
-        public init(long: AlertDuration, short: AlertDuration, factor: Double) {
+        package init(long: AlertDuration, short: AlertDuration, factor: Double) {
             self.long = long
             self.short = short
             self.factor = factor
         }
 
         /// The SRE Workbook's paging pairs: 1 h and 5 m above 14.4, 6 h and 30 m above 6.
-        public static let sreWorkbookDefaults: [BurnRateWindow] = [
+        package static let sreWorkbookDefaults: [BurnRateWindow] = [
             .init(long: .hours(1), short: .minutes(5), factor: 14.4),
             .init(long: .hours(6), short: .minutes(30), factor: 6),
         ]
@@ -27,12 +27,12 @@ extension AlertRule {
         /// The defaults: a fast pair, 5 m and 1 m above 14.4, which pages a sharp spike within
         /// minutes (the Workbook's 1 h window needs about 20 minutes of 40% errors at a 99%
         /// objective), then the SRE Workbook's pairs for slower burns.
-        public static let defaults: [BurnRateWindow] = [.init(long: .minutes(5), short: .minutes(1), factor: 14.4)] + sreWorkbookDefaults
+        package static let defaults: [BurnRateWindow] = [.init(long: .minutes(5), short: .minutes(1), factor: 14.4)] + sreWorkbookDefaults
 
         /// The failure ratio a window of this pair must exceed under objective `slo`: `factor` times
         /// the error budget, but never more than a quarter of the way from the budget to 100% bad,
         /// so a low objective (a 95% latency rule) still pages when half its requests are bad.
-        public func thresholdRatio(slo: Double) -> Double {
+        package func thresholdRatio(slo: Double) -> Double {
             let budget = 1 - slo
             return min(factor * budget, budget + (1 - budget) / 4)
         }
@@ -40,18 +40,18 @@ extension AlertRule {
 
     /// A spike against the traffic's own past: the failure ratio of the last `window` compared
     /// with a baseline ratio.
-    public struct SpikeDetection: Sendable, Equatable, Codable {
+    package struct SpikeDetection: Sendable, Equatable, Codable {
         /// The recent window, default 30 m.
-        public var window: AlertDuration
+        package var window: AlertDuration
         /// Where the baseline ratio comes from.
-        public var baseline: Baseline
+        package var baseline: Baseline
         /// The recent ratio must be at least this many times the baseline; default 3.
-        public var factor: Double
+        package var factor: Double
         /// ... and at least this much above it (absolute ratio), default 0.02, so 0.1% -> 0.3% does not page.
-        public var minIncrease: Double
+        package var minIncrease: Double
 
         /// Creates a spike detection.
-        public init(window: AlertDuration = .minutes(30), baseline: Baseline = .trailingDay, factor: Double = 3, minIncrease: Double = 0.02) {
+        package init(window: AlertDuration = .minutes(30), baseline: Baseline = .trailingDay, factor: Double = 3, minIncrease: Double = 0.02) {
             self.window = window
             self.baseline = baseline
             self.factor = factor
@@ -59,7 +59,7 @@ extension AlertRule {
         }
 
         /// Where a spike's baseline ratio is measured.
-        public enum Baseline: String, Sendable, Equatable, Codable, CaseIterable {
+        package enum Baseline: String, Sendable, Equatable, Codable, CaseIterable {
             /// The hour centred on the same time one week earlier.
             case sameHourOfWeek = "same_hour_of_week"
             /// The 24 hours before the recent window.
@@ -67,7 +67,7 @@ extension AlertRule {
         }
 
         /// The baseline's time range for an evaluation at `now` (milliseconds since 1970, half-open).
-        public func baselineRange(at now: Int64) -> Range<Int64> {
+        package func baselineRange(at now: Int64) -> Range<Int64> {
             switch baseline {
             case .sameHourOfWeek:
                 let center = now - AlertDuration.days(7).milliseconds
@@ -83,7 +83,7 @@ extension AlertRule {
 extension AlertRule {
     /// The time ranges (milliseconds since 1970, half-open) whose events evaluations of this
     /// rule at instants from `first` to `last` read.
-    public func countedRanges(from first: Int64, to last: Int64) -> [Range<Int64>] {
+    package func countedRanges(from first: Int64, to last: Int64) -> [Range<Int64>] {
         var longest = evidenceWindow
         if slo != nil { longest = max(longest, burnRateWindows.map(\.long).max() ?? longest) }
         if let spike { longest = max(longest, spike.window) }

@@ -11,23 +11,23 @@ extension AlertRule {
     ///     new_failures: {baseline: 7d, window: 1h, min_count: 5, min_sessions: 3, min_session_share: 0.001}
     ///     notify: [oncall]
     /// ```
-    public struct NewFailureDetection: Sendable, Equatable, Codable {
+    package struct NewFailureDetection: Sendable, Equatable, Codable {
         /// How far back a failure must not have been seen to be new; default 7 days.
-        public var baseline: AlertDuration
+        package var baseline: AlertDuration
         /// The recent window in which a new failure must show up; default 1 hour.
-        public var window: AlertDuration
+        package var window: AlertDuration
         /// Fewest events of the failure in the window; default 5.
-        public var minCount: Int
+        package var minCount: Int
         /// Fewest distinct sessions that met it in the window, so one device cannot page; default 3.
-        public var minSessions: Int
+        package var minSessions: Int
         /// Smallest share of the window's sessions that met it; default 0.001 (0.1%).
-        public var minSessionShare: Double
+        package var minSessionShare: Double
         /// A failure that stopped this long before the window and returns in a newer app version
         /// than any it was seen in is *regressed*; default 1 day.
-        public var regressedAfter: AlertDuration
+        package var regressedAfter: AlertDuration
 
         /// Creates a detection with the documented defaults.
-        public init(
+        package init(
             baseline: AlertDuration = .days(7), window: AlertDuration = .hours(1), minCount: Int = 5, minSessions: Int = 3,
             minSessionShare: Double = 0.001, regressedAfter: AlertDuration = .days(1)
         ) {
@@ -42,27 +42,27 @@ extension AlertRule {
 }
 
 /// One failure a ``AlertRule/NewFailureDetection`` found new or regressed.
-public struct NewFailure: Sendable, Equatable, Codable {
+package struct NewFailure: Sendable, Equatable, Codable {
     /// `decode_failure` or `error`.
-    public var kind: String
+    package var kind: String
     /// The group: `App keyNotFound data.apps[*].stability`, or an error identity.
-    public var group: String
+    package var group: String
     /// True when it had been seen before (in older app versions) and came back.
-    public var regressed: Bool
+    package var regressed: Bool
     /// App versions it appeared with in the window, sorted.
-    public var appVersions: [String]
+    package var appVersions: [String]
     /// Its first event in the window (RFC 3339).
-    public var firstSeen: String
+    package var firstSeen: String
     /// Events in the window.
-    public var count: Int
+    package var count: Int
     /// Distinct sessions that met it in the window.
-    public var sessions: Int
+    package var sessions: Int
     /// An example path (decode failures) and message.
-    public var examplePath: String?
-    public var exampleMessage: String?
+    package var examplePath: String?
+    package var exampleMessage: String?
 
     /// One line for a page: `new decode_failure App keyNotFound data.apps[*].stability in 2.4.0 (12 events, 5 sessions, first seen ...)`.
-    public var line: String {
+    package var line: String {
         "\(regressed ? "regressed" : "new") \(kind) \(group) in app \(appVersions.joined(separator: ", ")) (\(count) events, \(sessions) sessions, first seen \(firstSeen))"
     }
 }

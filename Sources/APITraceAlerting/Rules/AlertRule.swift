@@ -1,62 +1,62 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// One named rule of a rules file: which traffic it watches, what counts as a failure, how a
 /// spike is detected, and whom to page.
 ///
 /// A rule pages when any of its detections fires: the multi-window burn rate against ``slo``
 /// (when set) or the ``spike`` against the traffic's own baseline (when set).
-public struct AlertRule: Sendable, Equatable {
+package struct AlertRule: Sendable, Equatable {
     /// The rule's name, unique in the file; used in pages, the state and `apitrace mute --rule`.
-    public var name: String
+    package var name: String
     /// The traffic the rule watches.
-    public var scope: Scope
+    package var scope: Scope
     /// What counts as a failed request.
-    public var failure: FailureDefinition
+    package var failure: FailureDefinition
     /// The success objective, e.g. `0.99`; enables burn-rate detection with ``burnRateWindows``.
-    public var slo: Double?
+    package var slo: Double?
     /// Burn-rate window pairs; both windows of a pair must burn faster than its factor.
-    public var burnRateWindows: [BurnRateWindow]
+    package var burnRateWindows: [BurnRateWindow]
     /// Detection against the traffic's own baseline, when set.
-    public var spike: SpikeDetection?
+    package var spike: SpikeDetection?
     /// Every detection also needs the failure ratio of this most recent window above its
     /// threshold, so a detection stops within minutes of recovery instead of when its long windows
     /// drain, and an incident resolves ``resolveAfter`` later; default 3 m.
-    public var recentWindow: AlertDuration
+    package var recentWindow: AlertDuration
     /// Pages when a failure appears that the baseline has not seen, or regresses in a newer version.
-    public var newFailures: NewFailureDetection?
+    package var newFailures: NewFailureDetection?
     /// For a latency rule: a request slower than this (milliseconds) is a bad event against ``slo``,
     /// whatever its status; `nil` for an error rule.
-    public var latencyMs: Double?
+    package var latencyMs: Double?
     /// Fewer requests than this in a window and that window never fires.
-    public var minRequests: Int
+    package var minRequests: Int
     /// Confidence of the Wilson lower bound the failure ratio must clear (`nil`: no check).
-    public var confidence: Double?
+    package var confidence: Double?
     /// Severity sent with pages (`critical`, `error`, `warning`, `info`).
-    public var severity: Severity
+    package var severity: Severity
     /// Names of notifiers (keys of the file's `notifiers`) to page.
-    public var notify: [String]
+    package var notify: [String]
     /// A firing incident pages again after this long.
-    public var repeatInterval: AlertDuration
+    package var repeatInterval: AlertDuration
     /// An incident resolves after its rate stayed below the thresholds this long.
-    public var resolveAfter: AlertDuration
+    package var resolveAfter: AlertDuration
     /// The window whose failures are listed as evidence in a page.
-    public var evidenceWindow: AlertDuration
+    package var evidenceWindow: AlertDuration
     /// Line of the rule in the rules file, for messages.
-    public var line: Int?
+    package var line: Int?
     /// The keys the rule fans out over (`group_by`): each group is evaluated and paged on its own;
     /// empty for a rule over its whole scope.
-    public var groupBy: [AlertGroup.Key] = []
+    package var groupBy: [AlertGroup.Key] = []
     /// Most groups of a grouped rule with counts of their own; the rest are counted together as
     /// the `(other)` group (``AlertGroup/isOther``) and reported. Default 100.
-    public var maxGroups = 100
+    package var maxGroups = 100
     /// Most groups of a grouped rule that page on their own at once: when more fire together, one
     /// rule-level summary page covers them all until they are quiet. Default 3.
-    public var maxGroupPages = 3
+    package var maxGroupPages = 3
     /// For evidence: count only the traffic of this group of the rule (nil: all of it).
     package var onlyGroup: AlertGroup?
 
     /// Creates a rule; every detail but the name has the documented default.
-    public init(
+    package init(
         name: String, scope: Scope = .init(), failure: FailureDefinition = .init(), slo: Double? = nil,
         burnRateWindows: [BurnRateWindow] = BurnRateWindow.defaults, spike: SpikeDetection? = nil,
         recentWindow: AlertDuration = .minutes(3), latencyMs: Double? = nil, newFailures: NewFailureDetection? = nil,
@@ -84,7 +84,7 @@ public struct AlertRule: Sendable, Equatable {
     }
 
     /// Severity of a page, as PagerDuty names them.
-    public enum Severity: String, Sendable, Codable, CaseIterable {
+    package enum Severity: String, Sendable, Codable, CaseIterable {
         case critical, error, warning, info
     }
 }
@@ -96,26 +96,26 @@ extension AlertRule {
     /// (`TextPattern`): `*` matches any run of characters, anywhere (`/apps/*/reviews`,
     /// `*.example.com`); without one the value must match exactly. Events without the field (a
     /// decode failure has no host) match only an unset field.
-    public struct Scope: Sendable, Equatable, Codable, CustomStringConvertible {
+    package struct Scope: Sendable, Equatable, Codable, CustomStringConvertible {
         /// Route template, e.g. `/apps/{id}`, or a pattern: `*` matches any run of characters (`/apps/*`).
-        public var route: String?
+        package var route: String?
         /// Server host, or a pattern (`*.example.com`).
-        public var host: String?
+        package var host: String?
         /// App version from the trace files' headers.
-        public var appVersion: String?
+        package var appVersion: String?
 
         /// Creates a scope; no fields set means all traffic.
-        public init(route: String? = nil, host: String? = nil, appVersion: String? = nil) {
+        package init(route: String? = nil, host: String? = nil, appVersion: String? = nil) {
             self.route = route
             self.host = host
             self.appVersion = appVersion
         }
 
         /// True when the scope watches all traffic.
-        public var isAll: Bool { route == nil && host == nil && appVersion == nil }
+        package var isAll: Bool { route == nil && host == nil && appVersion == nil }
 
         /// `all`, or the fields set, e.g. `route=/apps/{id} host=api.example.com`.
-        public var description: String {
+        package var description: String {
             if isAll { return "all" }
             return [route.map { "route=\($0)" }, host.map { "host=\($0)" }, appVersion.map { "app_version=\($0)" }]
                 .compactMap { $0 }.joined(separator: " ")
@@ -127,26 +127,26 @@ extension AlertRule {
     /// By default a failed status (`RequestOutcome.failedStatuses`: 500 to 999, the readers'
     /// `server_error`) and transport failures fail; client-side outcomes (the app cancelled, the
     /// device was offline) are left out of the ratio entirely, neither failures nor requests.
-    public struct FailureDefinition: Sendable, Equatable, Codable {
+    package struct FailureDefinition: Sendable, Equatable, Codable {
         /// HTTP statuses that count as failures; default `RequestOutcome.failedStatuses` (500-999).
-        public var statuses: [ClosedRange<Int>]
+        package var statuses: [ClosedRange<Int>]
         /// Whether a request whose transport failed (no status, not client-side) is a failure; default true.
-        public var transport: Bool
+        package var transport: Bool
         /// Whether a `decode_failure` event counts as a failed request; default false.
-        public var decodeFailures: Bool
+        package var decodeFailures: Bool
         /// Error identities (globs, `URLError.*`) of requests without a status that fail even when
         /// client-side, e.g. `URLError.notConnectedToInternet` for an app that must work offline-first.
-        public var includeErrors: [String]
+        package var includeErrors: [String]
         /// Error identities (globs) of requests without a status that never fail nor count.
-        public var excludeErrors: [String]
+        package var excludeErrors: [String]
         /// Watch WebSocket connections instead of requests (`websocket_closes: true`): every `close`
         /// of a `websocket` event counts (`min_requests` is then a minimum of closes) and the
         /// abnormal ones fail: any code but 1000 and 1001, as the report counts them. Requests and
         /// decode failures are left out; the other fields of the definition do not apply.
-        public var webSocketCloses = false
+        package var webSocketCloses = false
 
         /// Creates a definition; the defaults are the failed statuses (500-999) and transport failures.
-        public init(
+        package init(
             statuses: [ClosedRange<Int>] = [RequestOutcome.failedStatuses], transport: Bool = true, decodeFailures: Bool = false,
             includeErrors: [String] = [], excludeErrors: [String] = []
         ) {
@@ -159,7 +159,7 @@ extension AlertRule {
 
         /// The verdict on one request: `nil` when it is left out (client-side, excluded),
         /// else whether it failed.
-        public func verdict(status: Int?, error: String?) -> Bool? {
+        package func verdict(status: Int?, error: String?) -> Bool? {
             let matcher = Matcher(self)
             if var text = error, status == nil {
                 let outcome = RequestOutcome.of(status: nil, error: text)
@@ -169,13 +169,13 @@ extension AlertRule {
         }
 
         /// True when a request with this status (nil: transport failure) failed.
-        public func isFailure(status: Int?) -> Bool { verdict(status: status, error: nil) ?? false }
+        package func isFailure(status: Int?) -> Bool { verdict(status: status, error: nil) ?? false }
 
         private enum CodingKeys: String, CodingKey {
             case statuses, transport, decodeFailures, includeErrors, excludeErrors, webSocketCloses
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             statuses = try c.decode([ClosedRange<Int>].self, forKey: .statuses)
             transport = try c.decode(Bool.self, forKey: .transport)

@@ -3,7 +3,7 @@ import Yams
 
 extension AlertRules {
     /// Parses the text of a rules file (YAML or JSON); `file` names it in errors.
-    public static func parse(_ text: String, file: String = "rules") throws(AlertConfigError) -> AlertRules {
+    package static func parse(_ text: String, file: String = "rules") throws(AlertConfigError) -> AlertRules {
         if let deep = YAMLNestingCheck.firstTooDeep(text) {
             throw AlertConfigError(file: file, line: deep.line, column: deep.column,
                                    message: "nested more than \(YAMLNestingCheck.maximumDepth) levels deep; a rules file needs a handful (rules, a rule, its windows)")

@@ -9,23 +9,23 @@ import Foundation
 /// ```
 ///
 /// The file is YAML (JSON, being YAML, is accepted too). See `Docs/alerting.md` for every field.
-public struct AlertRules: Sendable, Equatable {
+package struct AlertRules: Sendable, Equatable {
     /// The rules, in file order.
-    public var rules: [AlertRule]
+    package var rules: [AlertRule]
     /// The notifiers by name.
-    public var notifiers: [String: NotifierConfiguration]
+    package var notifiers: [String: NotifierConfiguration]
     /// The file it was read from, for messages.
-    public var path: String?
+    package var path: String?
 
     /// Creates a rule set.
-    public init(rules: [AlertRule], notifiers: [String: NotifierConfiguration], path: String? = nil) {
+    package init(rules: [AlertRule], notifiers: [String: NotifierConfiguration], path: String? = nil) {
         self.rules = rules
         self.notifiers = notifiers
         self.path = path
     }
 
     /// Reads and validates a rules file.
-    public static func load(path: String) throws(AlertConfigError) -> AlertRules {
+    package static func load(path: String) throws(AlertConfigError) -> AlertRules {
         let data: Data
         switch RegularFile.read(path, limit: maximumFileBytes) {
         case .success(let bytes?): data = Data(bytes)
@@ -39,10 +39,10 @@ public struct AlertRules: Sendable, Equatable {
     }
 
     /// The largest rules file read (a real one is a few kilobytes).
-    public static let maximumFileBytes = 4 << 20
+    package static let maximumFileBytes = 4 << 20
 
     /// Environment variables the notifiers need that are not set (names only, never values).
-    public func missingSecrets(in environment: [String: String]) -> [(notifier: String, variable: String)] {
+    package func missingSecrets(in environment: [String: String]) -> [(notifier: String, variable: String)] {
         notifiers.values.sorted { $0.name < $1.name }.flatMap { n in
             [n.routingKeyEnvironmentVariable, n.urlEnvironmentVariable].compactMap { $0 }
                 .filter { (environment[$0] ?? "").isEmpty }.map { (n.name, $0) }
@@ -55,20 +55,20 @@ public struct AlertRules: Sendable, Equatable {
 /// ```text
 /// alert-rules.yaml:7:5: rules[0].slo: must be between 0 and 1 (exclusive), e.g. 0.99; found 99
 /// ```
-public struct AlertConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct AlertConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The rules file.
-    public var file: String
+    package var file: String
     /// 1-based line, when known.
-    public var line: Int?
+    package var line: Int?
     /// 1-based column, when known.
-    public var column: Int?
+    package var column: Int?
     /// Path of the field, e.g. `rules[0].slo`.
-    public var field: String?
+    package var field: String?
     /// What is wrong and what to write instead.
-    public var message: String
+    package var message: String
 
     /// Creates an error.
-    public init(file: String, line: Int?, column: Int? = nil, field: String? = nil, message: String) {
+    package init(file: String, line: Int?, column: Int? = nil, field: String? = nil, message: String) {
         self.file = file
         self.line = line
         self.column = column
@@ -76,7 +76,7 @@ public struct AlertConfigError: Error, Sendable, Equatable, CustomStringConverti
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         var text = file
         if let line { text += ":\(line)" + (column.map { ":\($0)" } ?? "") }
         text += ": "

@@ -4,34 +4,34 @@ import Foundation
 ///
 /// Secrets never appear in the rules file: a PagerDuty routing key and a Slack or webhook URL
 /// that embeds a token are read from the environment variables the entry names.
-public struct NotifierConfiguration: Sendable, Equatable {
+package struct NotifierConfiguration: Sendable, Equatable {
     /// The notifier's name, as rules refer to it in `notify`.
-    public var name: String
+    package var name: String
     /// The kind of service.
-    public var kind: Kind
+    package var kind: Kind
     /// A URL written in the rules file (not secret), e.g. PagerDuty's endpoint or a receiver on 127.0.0.1.
-    public var url: String?
+    package var url: String?
     /// Environment variable holding the URL, for Slack and webhooks whose URL is the secret.
-    public var urlEnvironmentVariable: String?
+    package var urlEnvironmentVariable: String?
     /// Environment variable holding the PagerDuty routing key.
-    public var routingKeyEnvironmentVariable: String?
+    package var routingKeyEnvironmentVariable: String?
     /// For `command`: the shell command run with the page's JSON on standard input.
-    public var command: String?
+    package var command: String?
     /// Whether resolutions are sent too (default true, as Alertmanager does for PagerDuty and Slack).
-    public var sendResolved: Bool
+    package var sendResolved: Bool
     /// Deliveries tried per run before the notification is kept for the next run (default 3).
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// Time allowed for one HTTP request or one run of the command (default: the sender's, 15 s).
-    public var timeout: AlertDuration?
+    package var timeout: AlertDuration?
     /// For `alertmanager`: how far ahead of each send a firing alert's `endsAt` is set (default 10m).
     /// `apitrace alert` re-sends the alert on every run while its incident is open, so cron must run
     /// more often than this; if it stops, Alertmanager resolves the alert on its own at `endsAt`.
-    public var endsAfter: AlertDuration = .minutes(10)
+    package var endsAfter: AlertDuration = .minutes(10)
     /// Line of the entry in the rules file, for messages.
-    public var line: Int?
+    package var line: Int?
 
     /// The kinds of notifier.
-    public enum Kind: String, Sendable, Equatable, CaseIterable, Codable {
+    package enum Kind: String, Sendable, Equatable, CaseIterable, Codable {
         /// PagerDuty Events API v2.
         case pagerduty
         /// Slack incoming webhook.
@@ -45,7 +45,7 @@ public struct NotifierConfiguration: Sendable, Equatable {
     }
 
     /// Creates a notifier configuration.
-    public init(
+    package init(
         name: String, kind: Kind, url: String? = nil, urlEnvironmentVariable: String? = nil,
         routingKeyEnvironmentVariable: String? = nil, command: String? = nil, sendResolved: Bool = true,
         maxAttempts: Int = 3, line: Int? = nil
@@ -62,11 +62,11 @@ public struct NotifierConfiguration: Sendable, Equatable {
     }
 
     /// PagerDuty's Events API v2 endpoint, used when a `pagerduty` notifier names no `url`.
-    public static let pagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
+    package static let pagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
 
     /// Alertmanager's alerts endpoint under a notifier's `url` (`http://host:9093` -> `http://host:9093/api/v2/alerts`);
     /// a query or fragment stays where it was (`http://am/x?t=1` -> `http://am/x/api/v2/alerts?t=1`).
-    public static func alertmanagerAlertsURL(_ base: String) -> String {
+    package static func alertmanagerAlertsURL(_ base: String) -> String {
         guard var url = URLComponents(string: base), url.scheme != nil else {
             if base.hasSuffix("/api/v2/alerts") { return base }
             return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/api/v2/alerts"
@@ -79,7 +79,7 @@ public struct NotifierConfiguration: Sendable, Equatable {
 
     /// A URL from the rules file as messages may show it: scheme, host, port and path, without
     /// userinfo or query, and with path segments that look like tokens (every segment, for Slack) as `<redacted>`.
-    public static func displayURL(_ text: String, kind: Kind) -> String {
+    package static func displayURL(_ text: String, kind: Kind) -> String {
         guard let url = URLComponents(string: text), let scheme = url.scheme, let host = url.host else {
             return SecretScrubber.oneLine(String(text.prefix(40))) + (text.count > 40 ? "…" : "")
         }

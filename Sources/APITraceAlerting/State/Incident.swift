@@ -1,36 +1,36 @@
 import APITraceFormat
 
 /// One incident: a rule firing, from its first firing evaluation until it stays recovered.
-public struct Incident: Sendable, Equatable, Codable {
+package struct Incident: Sendable, Equatable, Codable {
     /// Stable id, used as PagerDuty's `dedup_key`: `apitrace/<rule>/<start>`.
-    public var id: String
+    package var id: String
     /// The rule.
-    public var rule: String
+    package var rule: String
     /// First firing evaluation (ms since 1970).
-    public var started: Int64
+    package var started: Int64
     /// Latest firing evaluation.
-    public var lastFiring: Int64
+    package var lastFiring: Int64
     /// First evaluation of the current recovery, nil while firing.
-    public var recoveringSince: Int64?
+    package var recoveringSince: Int64?
     /// Last time a trigger was made for the notifiers (delivered or not); drives `repeat_interval`.
-    public var lastTriggered: Int64?
+    package var lastTriggered: Int64?
     /// Triggers made for the notifiers (first page and repeats), delivered or not.
-    public var triggers = 0
+    package var triggers = 0
     /// When the latest trigger that a notifier accepted was made; nil while none was delivered.
-    public var lastPaged: Int64?
+    package var lastPaged: Int64?
     /// Triggers that at least one notifier accepted.
-    public var pages = 0
+    package var pages = 0
     /// Firing evaluations that a mute kept from paging.
-    public var mutedEvaluations = 0
+    package var mutedEvaluations = 0
     /// When it resolved, for closed incidents.
-    public var resolved: Int64?
+    package var resolved: Int64?
     /// The latest trigger summary.
-    public var summary: String?
+    package var summary: String?
     /// The group of a grouped rule this incident is for (nil: the rule as a whole, or its summary).
-    public var group: AlertGroup?
+    package var group: AlertGroup?
 
     /// Creates an incident starting at `now`.
-    public init(rule: String, started: Int64) {
+    package init(rule: String, started: Int64) {
         self.rule = rule
         self.started = started
         self.lastFiring = started
@@ -40,7 +40,7 @@ public struct Incident: Sendable, Equatable, Codable {
 
     /// Creates the incident of one group of a rule: its id (the `dedup_key`) holds the group's label,
     /// cut to 120 characters and followed by a hash of the whole label, so two groups never share a key.
-    public init(rule: String, group: AlertGroup?, started: Int64) {
+    package init(rule: String, group: AlertGroup?, started: Int64) {
         self.init(rule: rule, started: started)
         guard let group else { return }
         self.group = group
@@ -62,7 +62,7 @@ extension Incident {
     }
 
     /// Reads an incident, also from state files written before `last_triggered` and `triggers` existed.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
         rule = try c.decode(String.self, forKey: .rule)

@@ -6,9 +6,9 @@ import APITraceFormat
 /// A rule that recovers and fires again within `resolve_after` keeps its incident (no second
 /// page, no "resolved" in between): that is what stops flapping. A muted rule's incident is
 /// opened and counted but not paged; if it still fires when the mute ends, it pages then.
-public enum IncidentTracker {
+package enum IncidentTracker {
     /// What one evaluation of one rule did.
-    public enum Transition: String, Sendable, Equatable {
+    package enum Transition: String, Sendable, Equatable {
         /// A new incident paged.
         case triggered
         /// An incident still firing paged again after the repeat interval.
@@ -30,30 +30,30 @@ public enum IncidentTracker {
 
     /// What an incident is tracked for beyond its rule: one group of a grouped rule, or a grouped
     /// rule's summary of many groups firing together.
-    public struct Subject: Sendable, Equatable {
+    package struct Subject: Sendable, Equatable {
         /// The group (nil: the rule as a whole, or its summary).
-        public var group: AlertGroup?
+        package var group: AlertGroup?
         /// What pages name first instead of the rule: `/profile (api-errors)`, or
         /// `api-errors: 12 groups firing at once (...)`.
-        public var name: String?
+        package var name: String?
         /// A group firing while its rule's summary page covers it: recorded, not paged (unless it already paged).
-        public var folded: Bool
+        package var folded: Bool
 
         /// Creates a subject.
-        public init(group: AlertGroup? = nil, name: String? = nil, folded: Bool = false) {
+        package init(group: AlertGroup? = nil, name: String? = nil, folded: Bool = false) {
             self.group = group
             self.name = name
             self.folded = folded
         }
 
         /// The key of the incident in the state: the rule's name, or `rule[route=/profile]` for a group.
-        public func stateKey(rule: String) -> String {
+        package func stateKey(rule: String) -> String {
             group.map { "\(rule)[\($0.label)]" } ?? rule
         }
     }
 
     /// Advances `state` by one evaluation of `rule`; returns the transition and the notification to send, if any.
-    public static func advance(
+    package static func advance(
         _ state: inout AlertState, rule: AlertRule, detection: Detection, subject: Subject = .init(),
         evidence: () -> AlertEvidence, at now: Int64
     ) -> (Transition, AlertNotification?) {

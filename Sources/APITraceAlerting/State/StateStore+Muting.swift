@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 extension StateStore {
@@ -7,7 +7,7 @@ extension StateStore {
     /// ```swift
     /// let mute = try await StateStore(path: "state.json").mute(rule: "api-errors", for: .hours(2), comment: "deploy")
     /// ```
-    public func mute(rule: String?, group: AlertGroup? = nil, for duration: AlertDuration, comment: String?, now: TraceTimestamp = .now(),
+    package func mute(rule: String?, group: AlertGroup? = nil, for duration: AlertDuration, comment: String?, now: TraceTimestamp = .now(),
                      createdBy: String? = ProcessInfo.processInfo.environment["USER"]) async throws -> Mute {
         try await withLock { state in
             var mute = Mute(
@@ -22,7 +22,7 @@ extension StateStore {
     }
 
     /// Ends mutes: the one with `id`, those of `rule`, or (both nil) every mute. Returns those removed.
-    public func unmute(rule: String? = nil, id: String? = nil, now: TraceTimestamp = .now()) async throws -> [Mute] {
+    package func unmute(rule: String? = nil, id: String? = nil, now: TraceTimestamp = .now()) async throws -> [Mute] {
         try await withLock { state in
             state.pruneMutes(at: now.millisecondsSince1970)
             let removed = state.mutes.filter { m in
@@ -36,14 +36,14 @@ extension StateStore {
     }
 
     /// The mutes active at `now`.
-    public func activeMutes(now: TraceTimestamp = .now()) throws -> [Mute] {
+    package func activeMutes(now: TraceTimestamp = .now()) throws -> [Mute] {
         try read().mutes.filter { $0.until > now.millisecondsSince1970 }
     }
 }
 
 extension Mute {
     /// One line for `apitrace mute --list`.
-    public func line(now: TraceTimestamp) -> String {
+    package func line(now: TraceTimestamp) -> String {
         let left = AlertDuration(milliseconds: ((until - now.millisecondsSince1970) / 60_000 + 1) * 60_000)
         var text = "\(id)  \(rule ?? "(all rules)")\(group.map { " group \($0)" } ?? "")  until \(TraceTimestamp(millisecondsSince1970: until).rfc3339) (\(left) left)"
         if let createdBy { text += "  by \(createdBy)" }

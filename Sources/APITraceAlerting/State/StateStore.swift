@@ -6,33 +6,33 @@ import Foundation
 /// ``withLock(timeout:_:)`` takes an exclusive `flock` on the lock file, reads the state, hands it
 /// to the body, and writes it back atomically (temporary file, `fsync`, `rename`), so two
 /// overlapping cron runs evaluate one after the other and the second sees the first's pages.
-public struct StateStore: Sendable {
+package struct StateStore: Sendable {
     /// Path of the state file.
-    public let path: String
+    package let path: String
 
     /// Creates a store for a state file path (created on first write).
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
     /// Path of the lock file.
-    public var lockPath: String { path + ".lock" }
+    package var lockPath: String { path + ".lock" }
 
     /// A problem with the state file or its lock.
-    public struct Failure: Error, Sendable, CustomStringConvertible {
+    package struct Failure: Error, Sendable, CustomStringConvertible {
         /// What went wrong, naming the file.
-        public var description: String
+        package var description: String
         /// True when the lock was held by another run for the whole timeout.
-        public var isLockTimeout = false
+        package var isLockTimeout = false
         /// True when the state was read and evaluated but could not be written (a full disk):
         /// the file still holds the state from before this run.
-        public var isNotSaved = false
+        package var isNotSaved = false
     }
 
     /// The largest state file read: 200 pending notifications, 50 closed incidents and the mutes
     /// take well under a megabyte; more is not a state this apitrace wrote.
-    public static let maximumBytes = 16 << 20
+    package static let maximumBytes = 16 << 20
 
     /// Runs `body` with the state under the lock and saves what it leaves (unless it throws).
-    public func withLock<T>(timeout: Duration = .seconds(50), _ body: (inout AlertState) async throws -> T) async throws -> T {
+    package func withLock<T>(timeout: Duration = .seconds(50), _ body: (inout AlertState) async throws -> T) async throws -> T {
         // Not through a link planted at the lock's name (that would create a file wherever it points).
         let fd: Int32
         switch RegularFile.openLock(lockPath) {
@@ -63,7 +63,7 @@ public struct StateStore: Sendable {
     /// An empty file is damaged, not a fresh state (a fresh state would page again for every open
     /// incident), and a state written by a newer apitrace is refused, not rewritten as this
     /// version's: the fields it does not know would be lost. Both leave the file untouched.
-    public func read() throws -> AlertState {
+    package func read() throws -> AlertState {
         let data: [UInt8]
         switch RegularFile.read(path, limit: Self.maximumBytes) {
         case .success(nil): return AlertState()
@@ -89,7 +89,7 @@ public struct StateStore: Sendable {
 
     /// Writes the state atomically through ``AtomicFileWriter`` (temporary file created
     /// exclusively beside it, `fsync`, `rename`): a link planted at either name is never written through.
-    public func write(_ state: AlertState) throws {
+    package func write(_ state: AlertState) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(state)

@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Distinct sessions that met each class of failed request on one route: who is affected.
 public struct FailureSessions: Sendable, Equatable {
@@ -16,7 +16,7 @@ public struct FailureSessions: Sendable, Equatable {
 
     /// Counts a session whose request had this outcome (successes and client-side outcomes are not failures of the API).
     @inline(__always)
-    public mutating func insert(_ session: UInt64, outcome: RequestOutcome) {
+    package mutating func insert(_ session: UInt64, outcome: RequestOutcome) {
         switch outcome {
         case .serverError: serverError.insert(session); errors.insert(session)
         case .transport: transport.insert(session); errors.insert(session)

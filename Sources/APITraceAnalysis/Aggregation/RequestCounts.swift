@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// Counts of requests by outcome (``RequestOutcome``, the format module's one classification).
 ///

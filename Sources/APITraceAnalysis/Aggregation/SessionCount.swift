@@ -39,7 +39,7 @@ public struct SessionCount: Sendable, Equatable {
 
     /// Adds a session by its hash.
     @inline(__always)
-    public mutating func insert(_ hash: UInt64) {
+    package mutating func insert(_ hash: UInt64) {
         if registers == nil {
             exact.insert(hash)
             if exact.count > Self.exactLimit { switchToSketch() }
@@ -90,7 +90,7 @@ public struct SessionCount: Sendable, Equatable {
     /// The session hash: 64-bit FNV-1a of the UTF-8 bytes, then MurmurHash3's finalizer so every
     /// bit depends on every byte (HyperLogLog reads the top bits).
     @inline(__always)
-    public static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    package static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
         h ^= h >> 33
@@ -102,7 +102,7 @@ public struct SessionCount: Sendable, Equatable {
     }
 
     /// The hash of a session string.
-    public static func hash(_ text: String) -> UInt64 {
+    package static func hash(_ text: String) -> UInt64 {
         var text = text
         return text.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
     }

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 extension TraceAggregator {
     /// Counts one decoded event, if it matches the filter.

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 extension TraceAggregator {
     /// Reads a whole trace file through the format module's one reading loop

@@ -1,5 +1,5 @@
 import Foundation
-import APITraceFormat
+package import APITraceFormat
 
 extension TraceAggregator {
     /// What ``add(line:)`` made of a line.

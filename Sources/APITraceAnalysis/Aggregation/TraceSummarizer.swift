@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+public import Foundation
 
 /// Reads many trace files on all cores into one ``TraceSummary``.
 ///

@@ -78,7 +78,7 @@ public struct ErrorIdentitySummary: Sendable {
     /// Occurrences per route (`-` without a route).
     public var routes: [String: Int] = [:]
     /// Most routes listed per identity.
-    public static let maximumRoutes = 50
+    package static let maximumRoutes = 50
 
     /// Creates an empty summary.
     public init() {}
@@ -98,7 +98,7 @@ public struct ErrorIdentitySummary: Sendable {
     }
 
     /// Counts occurrences for a route, folding routes past ``maximumRoutes`` into `(other)`.
-    public mutating func addRoute(_ route: String, count: Int) {
+    package mutating func addRoute(_ route: String, count: Int) {
         let key = routes[route] != nil || routes.count < Self.maximumRoutes ? route : "(other)"
         routes[key, default: 0] += count
     }
@@ -240,14 +240,14 @@ public struct ExampleSet: Sendable, Equatable {
 
     /// True when a text seen at `time` may be kept (cheap check before building the string).
     @inline(__always)
-    public func wouldKeep(time: Int64) -> Bool {
+    package func wouldKeep(time: Int64) -> Bool {
         guard let last = items.last else { return true }
         if time < last.time { return true }
         return items.count < Self.capacity && offers < Self.offerLimit
     }
 
     /// Offers a text seen at `time` (milliseconds since the epoch).
-    public mutating func offer(_ text: String, time: Int64) {
+    package mutating func offer(_ text: String, time: Int64) {
         offers += 1
         insert(text, time: time)
     }

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// Everything a report counts, exact where it can be and mergeable: summaries of separate files
 /// (or separate time windows) combine with ``merge(_:)`` into the summary of all of them.
@@ -23,7 +23,7 @@ public struct TraceSummary: Sendable {
     /// Warnings left out past ``maximumWarnings``.
     public var warningsOmitted = 0
     /// Most warnings kept.
-    public static let maximumWarnings = 200
+    package static let maximumWarnings = 200
 
     // MARK: Totals
 
@@ -67,10 +67,10 @@ public struct TraceSummary: Sendable {
 
     /// Most distinct error identities or decode-failure groups kept; the rest are folded into one
     /// `(other)` entry so memory stays bounded.
-    public static let maximumKeys = 2000
+    package static let maximumKeys = 2000
     /// Most distinct method + route pairs kept (each holds a latency sketch of up to ~26 KB); the
     /// rest are counted together as ``RouteKey/other``.
-    public static let maximumRoutes = 500
+    package static let maximumRoutes = 500
 
     /// Creates an empty summary whose time series starts at a granularity.
     public init(timeSeriesGranularity: Int64 = 1) {
@@ -83,7 +83,7 @@ public struct TraceSummary: Sendable {
     public var droppedCount: Int { dropped.values.reduce(0) { $0.addingSaturated($1) } }
 
     /// Adds a warning, keeping at most ``maximumWarnings``.
-    public mutating func addWarning(_ warning: TraceReadWarning) {
+    package mutating func addWarning(_ warning: TraceReadWarning) {
         if warnings.count < Self.maximumWarnings { warnings.append(warning) } else { warningsOmitted += 1 }
     }
 

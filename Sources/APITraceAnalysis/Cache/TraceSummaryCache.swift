@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 /// Per-file summaries kept between `apitrace report` runs, so a folder re-read every few minutes

@@ -1,5 +1,5 @@
 import Foundation
-import APITraceFormat
+public import APITraceFormat
 
 /// The window and the baseline of a comparison (`apitrace report --compare ... --baseline ...`),
 /// each a ``TraceFilter``, resolved from the report's own filter and two selectors.

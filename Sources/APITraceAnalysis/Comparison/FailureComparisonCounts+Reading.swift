@@ -1,5 +1,5 @@
-import APITraceFormat
-import Foundation
+public import APITraceFormat
+public import Foundation
 
 extension FailureComparisonCounts {
     /// Counts and the problems met reading them.

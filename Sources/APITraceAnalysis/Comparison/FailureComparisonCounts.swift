@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Requests and failures of a window and a baseline, per row of every dimension a comparison
 /// explains (route, host, app version, app version on a route, error identity, decode path,
@@ -87,7 +87,7 @@ public struct FailureComparisonCounts: Sendable, Equatable {
     }
 
     /// Most rows kept per dimension.
-    public static let maximumRows = 1000
+    package static let maximumRows = 1000
 
     /// Both sides in all.
     public var totals = Pair()
@@ -108,7 +108,7 @@ public struct FailureComparisonCounts: Sendable, Equatable {
     /// Counts a request under the comparison's failure definition: an error (`server_error` or
     /// `transport`, ``RequestOutcome/isFailure``) fails; cancelled and offline requests are the
     /// device's doing and are not counted at all.
-    public mutating func addRequest(
+    package mutating func addRequest(
         _ side: Side, route: String, host: String?, appVersion: String, weight: Double,
         outcome: RequestOutcome, identity: String?, status: Int?
     ) {
@@ -120,7 +120,7 @@ public struct FailureComparisonCounts: Sendable, Equatable {
 
     /// Counts a request whose failure a caller decided (an alert rule's own failure definition):
     /// a failed request counts 1, any other `weight` (``RequestWeight``).
-    public mutating func addRequest(
+    package mutating func addRequest(
         _ side: Side, route: String, host: String?, appVersion: String, weight: Double,
         failed: Bool, failureClass: String, identity: String
     ) {
@@ -138,7 +138,7 @@ public struct FailureComparisonCounts: Sendable, Equatable {
 
     /// Counts a decode failure: a failure without a request of its own (its request was counted
     /// when it was answered). Decode failures carry no server host, so the host dimension leaves them out.
-    public mutating func addDecodeFailure(_ side: Side, route: String?, appVersion: String, decodePath: String) {
+    package mutating func addDecodeFailure(_ side: Side, route: String?, appVersion: String, decodePath: String) {
         let failure = Tally(requests: 0, failures: 1)
         let route = route ?? "-"
         add(failure, side, .route, RowKey(route))

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 import Foundation
 
 /// Which events a summary counts: a time range, a route, a server host, an app version.

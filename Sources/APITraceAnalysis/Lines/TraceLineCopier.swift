@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Dispatch
 import Foundation
 

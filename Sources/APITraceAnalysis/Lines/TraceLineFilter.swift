@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Which event lines `apitrace cat` prints: a time range, event types, route, host and session patterns,
 /// tested on the ``TraceRecord`` the reading layer scanned, so the line itself is passed on untouched.

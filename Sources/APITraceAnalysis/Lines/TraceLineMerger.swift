@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 import Foundation
 
 /// Merges the valid event lines of several trace files into one stream in time order (`apitrace cat --sort`),

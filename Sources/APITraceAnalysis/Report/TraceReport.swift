@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// A summary made presentable: sorted tables, rates, percentiles, a time series at a readable
 /// bucket width and the error definitions. Every output format renders this one value.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A request for an ``HTTPBackend``.
 public struct BackendRequest: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The response an ``HTTPBackend`` returns.
 public struct BackendResponse: Sendable {

@@ -1,6 +1,8 @@
-import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+import Foundation
+public import FoundationNetworking
+#else
+public import Foundation  // URLSession's types are Foundation's on Apple platforms
 #endif
 
 /// An ``HTTPBackend`` over `URLSession`, on Linux and Apple platforms.

@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+public import Foundation
 
 extension APITracer {
     /// Starts a request to `url`: the route is `route` when given, otherwise the URL's path with ids

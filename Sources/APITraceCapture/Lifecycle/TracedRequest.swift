@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// One request in flight: the single lifecycle every adapter uses (``TracingBackend``, the OpenAPI
 /// middleware, the URLSession wrapper, the distributed-tracing tracer, the SSE client).

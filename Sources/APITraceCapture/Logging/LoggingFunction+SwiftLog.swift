@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 extension LoggingFunction {
     /// Forwards apitrace's own log lines to a swift-log `Logger`, at the logger's level.

@@ -1,5 +1,5 @@
 import APITraceFormat
-import Logging
+public import Logging
 
 /// A swift-log `LogHandler` that records every line as a `log` event in the traces.
 ///

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 extension TraceEvent.DecodeFailure {
     /// The decode failure for a `DecodingError`, with the full path including a missing key.

@@ -1,5 +1,5 @@
 import APITraceFormat
-import Foundation
+public import Foundation
 
 /// Jayme-style parsing: response data to a JSON dictionary, then to ``DictionaryInitializable``
 /// entities, recording every failure as a `decode_failure` instead of swallowing it with `try?`.

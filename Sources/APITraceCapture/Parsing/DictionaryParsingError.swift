@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 import Foundation
 
 /// Why a dictionary did not build an entity: which key, where, and what was wrong.
@@ -31,6 +31,3 @@ public struct DictionaryParsingError: Error, Sendable, Equatable, CustomStringCo
         }
     }
 }
-
-/// `NSNull`, which `JSONSerialization` produces for `null`.
-typealias NSNullLike = NSNull

@@ -1,5 +1,5 @@
-import APITraceFormat
-import Foundation
+public import APITraceFormat
+public import Foundation
 
 /// A `JSONDecoder` that records a `decode_failure` when decoding fails, then throws the original error.
 ///

@@ -1,5 +1,5 @@
-import APITraceFormat
-import Foundation
+public import APITraceFormat
+public import Foundation
 
 /// What a ``APITracer`` hides before anything reaches a sink, a log line or an error message.
 ///

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// Keeps the most recent events in memory, for a screen of recent events in an app and for tests.
 ///

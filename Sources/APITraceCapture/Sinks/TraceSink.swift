@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// Where a ``APITracer`` sends events: a trace file writer, memory (for tests), or several.
 ///

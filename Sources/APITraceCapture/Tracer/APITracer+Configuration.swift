@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 extension APITracer {
     /// What a ``APITracer`` does to events before its sinks see them, and where its own log lines go.

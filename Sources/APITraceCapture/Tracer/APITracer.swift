@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// Owns the configuration and the sinks that events go to. Set one up once with ``bootstrap(_:)``,
 /// or pass instances around in code that avoids globals.

@@ -1,7 +1,7 @@
-import APITraceFormat
-import Foundation
+package import APITraceFormat
+package import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+package import FoundationNetworking
 #endif
 
 /// Writes a task's event once both its completion and its metrics have arrived, in either order,

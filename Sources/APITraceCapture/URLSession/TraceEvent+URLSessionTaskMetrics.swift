@@ -1,7 +1,9 @@
-import APITraceFormat
-import Foundation
+public import APITraceFormat
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+import Foundation
+public import FoundationNetworking
+#else
+public import Foundation  // URLSession's types are Foundation's on Apple platforms
 #endif
 
 extension TraceEvent.Request.Timing {

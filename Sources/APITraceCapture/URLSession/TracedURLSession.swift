@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import APITraceFormat
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// A `URLSession` stand-in that records one `request` event per task, for apps that call

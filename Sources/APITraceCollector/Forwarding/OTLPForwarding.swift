@@ -1,4 +1,4 @@
-import APITraceExport
+public import APITraceExport
 
 /// How a ``TraceCollector`` forwards what it stores to an OpenTelemetry pipeline (OTLP/HTTP).
 ///

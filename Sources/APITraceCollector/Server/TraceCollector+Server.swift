@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
-import HummingbirdCore
-import Logging
+public import HummingbirdCore
+public import Logging
 import NIOCore
 
 extension TraceCollector {

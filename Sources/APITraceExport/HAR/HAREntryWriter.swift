@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// Writes one HAR 1.2 entry for a `request` record, straight from the line's bytes: the one
 /// rendering of a request as HAR, for the streamed export and for ``HARExporter``.

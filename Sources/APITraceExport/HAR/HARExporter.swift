@@ -1,5 +1,5 @@
-import APITraceFormat
-import Foundation
+public import APITraceFormat
+public import Foundation
 
 /// Turns `request` events into an HTTP Archive (HAR 1.2) that browser devtools and HTTP tools open,
 /// in memory: for a few events at hand. `apitrace export --format har` streams any number of

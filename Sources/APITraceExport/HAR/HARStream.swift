@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 /// An HTTP Archive (HAR 1.2) of any number of requests, written as a stream in bounded memory:
 /// `apitrace export --format har`.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where and how an OTLP/HTTP export sends, configured as OpenTelemetry's exporter specification
 /// defines it: a base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`) to which `v1/traces`, `v1/logs` and

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// How apitrace's events become OpenTelemetry data, following the stable HTTP semantic conventions
 /// where they apply (Docs/otlp.md has the table): a `request` becomes a CLIENT span, every other

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// The resource a trace file's events come from: its header's app, version and host, and the
 /// session, as OpenTelemetry resource attributes (`service.name`, `service.version`, `host.name`,

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 import Foundation
 
 /// Metrics of a trace folder kept between periodic exports, so every counter only grows.

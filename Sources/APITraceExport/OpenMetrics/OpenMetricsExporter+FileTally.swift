@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 extension OpenMetricsExporter {
     /// The metrics of one trace file, gathered outside any lock and added to an exporter in one go

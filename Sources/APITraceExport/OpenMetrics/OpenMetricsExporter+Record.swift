@@ -1,4 +1,4 @@
-import APITraceFormat
+package import APITraceFormat
 
 extension OpenMetricsExporter {
     /// Counts one validated line of the reading layer (``TraceFileReader/forEachRecord(header:_:)``)

@@ -1,4 +1,4 @@
-import APITraceFormat
+public import APITraceFormat
 
 /// Turns events into metrics in the OpenMetrics text format, for Prometheus (node_exporter's
 /// textfile collector, or any scrape) and the Grafana dashboard in `Dashboards/`.

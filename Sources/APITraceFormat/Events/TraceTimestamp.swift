@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An instant in a trace, in whole milliseconds since 1970-01-01T00:00:00Z.
 ///

@@ -1,9 +1,9 @@
 #if canImport(Darwin)
-import Darwin
+package import Darwin
 #elseif canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Musl)
-import Musl
+package import Musl
 #endif
 
 /// The one way apitrace writes a file: the alert state and count cache, report cache packs, the

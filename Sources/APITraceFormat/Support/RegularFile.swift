@@ -1,9 +1,9 @@
 #if canImport(Darwin)
-import Darwin
+package import Darwin
 #elseif canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Musl)
-import Musl
+package import Musl
 #endif
 
 /// The one way apitrace opens a file it reads: trace files, report cache packs, the alert state

@@ -1,5 +1,5 @@
-import APITraceCapture
-import Foundation
+public import APITraceCapture
+public import Foundation
 
 extension EventSource {
     /// What an ``EventSource`` connects to and how it reconnects.

@@ -1,6 +1,6 @@
 import APITraceCapture
 import APITraceFormat
-import Foundation
+public import Foundation
 
 /// A Server-Sent Events client on URLSession that reconnects the way the WHATWG spec says and traces
 /// every open, close, reconnect and failure as `sse` events.

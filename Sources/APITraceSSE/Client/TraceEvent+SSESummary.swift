@@ -1,5 +1,5 @@
 import APITraceCapture
-import APITraceFormat
+public import APITraceFormat
 
 extension TraceEvent.SSE {
     /// One human line for a connection change, as `apitrace listen` prints them to standard error.

@@ -1,5 +1,5 @@
-import APITraceCapture
-import Foundation
+public import APITraceCapture
+public import Foundation
 
 extension WebSocketConnection {
     /// What a ``WebSocketConnection`` connects to, how it reconnects, and its limits.

@@ -1,6 +1,6 @@
 import APITraceCapture
 import APITraceFormat
-import Foundation
+public import Foundation
 
 /// A WebSocket client that reconnects with backoff, pings a quiet connection, bounds what a server
 /// can make it hold, and traces every connect, close and reconnect as `websocket` events.

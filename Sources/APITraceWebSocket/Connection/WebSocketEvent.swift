@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One thing that happened on a ``WebSocketConnection``: the one sequence an app reads.
 ///

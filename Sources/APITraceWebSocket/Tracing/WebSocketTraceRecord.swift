@@ -1,5 +1,5 @@
-import APITraceCapture
-import APITraceFormat
+package import APITraceCapture
+package import APITraceFormat
 
 /// A `websocket` event waiting to be recorded: the connection's task only queues it (one lock, no
 /// JSON, no redaction); the tracer's drain thread runs the steps and hands it to the sinks.

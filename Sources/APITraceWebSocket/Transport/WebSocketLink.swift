@@ -1,5 +1,5 @@
-import APITraceFormat
-import Foundation
+package import APITraceFormat
+package import Foundation
 
 /// What a transport writes on the app's behalf.
 package enum WebSocketCommand: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One way of holding a WebSocket connection: swift-websocket's client (every platform) or
 /// `URLSessionWebSocketTask` (Apple platforms). The connection's logic (reconnects, pings, limits,

@@ -11,7 +11,7 @@ extension APITrace {
         )
 
         @Option(name: .customLong("for"), help: ArgumentHelp("How long, e.g. 30m, 2h, 1d.", valueName: "duration"))
-        var duration: String?
+        var duration: DurationArgument?
 
         @Option(help: ArgumentHelp("Mute only this rule (default: every rule).", valueName: "name"))
         var rule: String?
@@ -40,8 +40,8 @@ extension APITrace {
                 guard rule != nil else { throw ValidationError("--group mutes one group of a rule: give the rule with --rule") }
                 if case .failure(let error) = AlertGroup.parse(group) { throw ValidationError(error.message) }
             }
-            guard let d = AlertDuration(parsing: duration), d.milliseconds > 0 else {
-                throw ValidationError("--for: expected a duration such as 30m, 2h, 1d; found \(duration)")
+            guard duration.milliseconds > 0 else {
+                throw ValidationError("--for: a mute lasts a while, such as 30m, 2h, 1d; found \(duration.defaultValueDescription)")
             }
         }
 
@@ -64,7 +64,7 @@ extension APITrace {
                 }
             }
             let parsed = group.isEmpty ? nil : try? AlertGroup.parse(group).get()
-            let mute = try await store.mute(rule: rule, group: parsed, for: AlertDuration(parsing: duration!)!, comment: comment, now: now)
+            let mute = try await store.mute(rule: rule, group: parsed, for: AlertDuration(milliseconds: duration!.milliseconds), comment: comment, now: now)
             print("muted \(mute.line(now: now))")
         }
     }

@@ -2,6 +2,7 @@ import APITraceAlerting
 import APITraceCollector
 import APITraceFormat
 import APITraceTestSupport
+import APITraceCollectorTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import APITraceTestSupport
+import APITraceServerTestSupport
 import Foundation
 import Testing
 
