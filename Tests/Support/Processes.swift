@@ -31,6 +31,8 @@ public func run(
     process.standardError = err
     let input = stdin.map { _ in Pipe() }
     if let input { process.standardInput = input }
+    childSlots.wait()
+    defer { childSlots.signal() }
     try process.run()
     if let stdin, let input {
         writeAll(stdin, to: input.fileHandleForWriting.fileDescriptor)
@@ -42,6 +44,17 @@ public func run(
     process.waitUntilExit()
     return (process.terminationStatus, outReader.wait(), errReader.wait())
 }
+
+/// How many children ``run(_:_:stdin:environment:)`` lets run at once in this test process: twice
+/// the cores, or `APITRACE_TEST_CHILDREN`. Every suite shares the process, and with parallel suites
+/// each starting CLI runs, dozens of CPU-bound children at once left the in-process servers and
+/// URLSession tests minutes behind their own bounds (seen on 2 cores: 36 children alive, uploader
+/// tests of 3 s failing after 150 s). Long-lived children (``ChildProcess``: collectors, receivers)
+/// are not counted: they wait on the test, not the other way round.
+let childSlots: DispatchSemaphore = {
+    let configured = ProcessInfo.processInfo.environment["APITRACE_TEST_CHILDREN"].flatMap { Int($0) }
+    return DispatchSemaphore(value: max(1, configured ?? 2 * ProcessInfo.processInfo.activeProcessorCount))
+}()
 
 /// ``run(_:_:stdin:environment:)`` on a thread of its own, so the test's task waits without blocking the pool.
 @discardableResult

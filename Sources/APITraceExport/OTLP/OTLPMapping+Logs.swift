@@ -46,10 +46,10 @@ extension OTLPMapping {
         sink.attribute("url.template", r.route)
         sink.attribute("code.file.path", r.file)
         sink.attribute("code.line.number", r.line)
-        let underlying = stringArray(r.underlyingJSON)
+        let underlying = r.underlyingJSON.jsonStrings
         sink.attribute("apitrace.error.underlying", underlying.isEmpty ? nil : underlying.joined(separator: " <- "))
         sink.attribute("apitrace.error.suppressed", r.suppressed)
-        for (key, value) in stringMap(r.userInfoJSON).sorted(by: { $0.key < $1.key }) {
+        for (key, value) in r.userInfoJSON.jsonStringMap.sorted(by: { $0.key < $1.key }) {
             sink.attribute("apitrace.error.user_info.", suffix: key, value)
         }
         end(r, name: "apitrace.error", into: &sink)
@@ -131,7 +131,7 @@ extension OTLPMapping {
         let (severity, text) = severity(of: r.level?.string ?? "")
         begin(r, severity: severity, text: text, body: r.message?.string ?? "", into: &sink)
         sink.attribute("apitrace.log.source", r.source)
-        for (key, value) in stringMap(r.metadataJSON).sorted(by: { $0.key < $1.key }) where !key.isEmpty {
+        for (key, value) in r.metadataJSON.jsonStringMap.sorted(by: { $0.key < $1.key }) where !key.isEmpty {
             sink.attribute("apitrace.log.metadata.", suffix: key, value)
         }
         end(r, name: "apitrace.log", into: &sink)
@@ -144,19 +144,5 @@ extension OTLPMapping {
         sink.attribute("apitrace.dropped.count", count)
         sink.attribute("apitrace.dropped.reason", reason)
         end(r, name: "apitrace.dropped", into: &sink)
-    }
-
-    /// The map of an object's JSON text the scanner checked (string values decoded, others as JSON text).
-    private static func stringMap(_ json: RawText?) -> [String: String] {
-        guard let json else { return [:] }
-        var s = JSONScanner(json.bytes)
-        return (try? s.readStringMap()) ?? [:]
-    }
-
-    /// The strings of an array's JSON text the scanner checked.
-    private static func stringArray(_ json: RawText?) -> [String] {
-        guard let json else { return [] }
-        var s = JSONScanner(json.bytes)
-        return (try? s.readStringArray()) ?? []
     }
 }

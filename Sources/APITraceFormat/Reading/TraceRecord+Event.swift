@@ -30,7 +30,7 @@ extension TraceRecord {
         case .error:
             payload = .error(.init(
                 identity: identity?.string ?? "", message: message?.string ?? "",
-                userInfo: Self.stringMap(userInfoJSON), underlying: Self.stringArray(underlyingJSON),
+                userInfo: userInfoJSON.jsonStringMap, underlying: underlyingJSON.jsonStrings,
                 route: route?.string, file: file?.string, line: line.map { Int(clamping: $0) },
                 suppressed: suppressed.map { Int(clamping: $0) }))
         case .sse:
@@ -47,7 +47,7 @@ extension TraceRecord {
                 pings: pings.map { Int(clamping: $0) }, pingRTTMs: pingRTTMs, silenceMs: silenceMs))
         case .log:
             payload = .log(.init(
-                level: level?.string ?? "", message: message?.string ?? "", metadata: Self.stringMap(metadataJSON),
+                level: level?.string ?? "", message: message?.string ?? "", metadata: metadataJSON.jsonStringMap,
                 source: source?.string))
         case .dropped:
             payload = .dropped(.init(count: Int(clamping: count ?? 0), reason: reason?.string ?? "unknown"))
@@ -55,19 +55,5 @@ extension TraceRecord {
         return TraceEvent(
             timestamp: TraceTimestamp(millisecondsSince1970: timestamp), session: session?.string,
             traceID: traceID?.string, spanID: spanID?.string, payload)
-    }
-
-    /// The map of an object's JSON text the scanner checked (string values decoded, others as JSON text).
-    private static func stringMap(_ json: RawText?) -> [String: String] {
-        guard let json else { return [:] }
-        var s = JSONScanner(json.bytes)
-        return (try? s.readStringMap()) ?? [:]
-    }
-
-    /// The strings of an array's JSON text the scanner checked.
-    private static func stringArray(_ json: RawText?) -> [String] {
-        guard let json else { return [] }
-        var s = JSONScanner(json.bytes)
-        return (try? s.readStringArray()) ?? []
     }
 }

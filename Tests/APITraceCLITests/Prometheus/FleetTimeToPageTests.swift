@@ -190,9 +190,10 @@ import Testing
             }
 
             // The collector is SIGKILLed and restarted on the same folder and port. The devices are
-            // paused first and Prometheus' last scrape awaited: the collector's counters live in its
-            // memory, and what it counted after its last scrape would be lost to Prometheus (not to
-            // the store). Meanwhile the devices upload into the void, then send again.
+            // paused first and Prometheus' last scrape awaited, so the total before the restart is
+            // known; the restarted collector (same instance id, `<host>-<port>`) takes its counters
+            // back from `.collectors/` (a kill in mid-upload is CollectDurableCountersTests' case).
+            // Meanwhile the devices upload into the void, then send again.
             // At 75 s the first devices have sent their first minute.
             try await clock.sleep(until: began.advanced(by: .seconds(75)))
             for device in devices { device.uploader.pause() }
