@@ -138,7 +138,6 @@ public struct TraceFilter: Sendable, Equatable {
         guard matches(time: TraceTimestamp(millisecondsSince1970: record.timestamp)) else { return false }
         guard TextPattern.admits(hostPattern, record.host) else { return false }
         return TextPattern.admits(routePattern, record.route)
-        return true
     }
 
     /// True when a route or host condition is set (events then need those fields to match).
