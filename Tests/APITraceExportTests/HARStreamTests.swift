@@ -176,7 +176,7 @@ struct HARStreamTests {
 
     @Test("numbers are written as Foundation writes them, for any value a line can hold (lines written by hand with every digit)")
     func numbers() throws {
-        var values: [Double] = [0, 0.001, 0.1, 0.5, 1e-7, 123.4567891, 999_999_999.999, 1e9, 1e9 + 0.5, 8_640_000_000, 2.5e-5, 5e-324]
+        var values: [Double] = [0, 0.001, 0.1, 0.5, 1e-7, 123.4567891, 999_999_999.999, 1e9, 1e9 + 0.5, 8_640_000_000, 2.5e-5, .leastNonzeroMagnitude]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2000 {
             let magnitude = Double.random(in: -4...9.9, using: &generator)
