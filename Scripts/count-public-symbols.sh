@@ -10,7 +10,9 @@
 #
 # Members a product adds to types of other packages (the standard library's `Dictionary`,
 # Foundation's `URL`, ...) are listed under the table: they land on every such value of an app that
-# links the product, so `--check` fails when there is any.
+# links the product, so `--check` fails when there is any. A member of an extension constrained to
+# one of our types (`extension Sequence where Element == TraceEvent`) lands only on values of our
+# types and is not listed.
 #
 # Usage: Scripts/count-public-symbols.sh [--no-build] [--check] [--list PRODUCT]
 #   --no-build      use the modules already in .build/debug (default: `swift build` first)
@@ -79,8 +81,21 @@ def foreign(module):
         if extended in ours:
             continue
         for symbol in json.load(open(path))["symbols"]:
+            if constrained_to_ours(symbol):
+                continue
             found.add(f"{'.'.join(symbol['pathComponents'])} ({symbol['kind']['identifier'].removeprefix('swift.')}) in {extended}")
     return found
+
+def constrained_to_ours(symbol):
+    """True for a member of an extension constrained to one of this package's types
+    (`extension Sequence where Element == TraceEvent`): it lands only on values of our types."""
+    for constraint in symbol.get("swiftExtension", {}).get("constraints", []):
+        match = re.match(r"s:(\d+)", constraint.get("rhsPrecise", ""))
+        if match:
+            length, start = int(match.group(1)), match.end()
+            if constraint["rhsPrecise"][start:start + length] in ours:
+                return True
+    return False
 
 def symbols(module):
     """Public symbols a module declares, as "dotted.path (kind) precise-id"; overloads stay apart."""
