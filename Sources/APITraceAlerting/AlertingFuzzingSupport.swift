@@ -7,7 +7,7 @@
 @_spi(Fuzzing) public enum AlertingFuzzingSupport {
     /// Parses `text` as a rules file named `file`, as `apitrace alert --rules` does; throws the
     /// configuration error (file, line, column, message) a bad file gets.
-    package static func parseRules(_ text: String, file: String) throws {
+    @_spi(Fuzzing) public static func parseRules(_ text: String, file: String) throws {
         _ = try AlertRules.parse(text, file: file)
     }
 }
