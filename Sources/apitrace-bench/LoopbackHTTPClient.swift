@@ -19,7 +19,11 @@ final class LoopbackHTTPClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw BenchError("connect: \(String(cString: strerror(errno)))") }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw BenchError("connect: \(reason)")
+        }
     }
 
     deinit { close(fd) }

@@ -163,7 +163,7 @@ final class IngestCountLog: Sendable {
                 }
                 let fields = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
                 guard let kind = fields.first, fields.count >= 2, let seq = Int(fields[1]) else { continue }
-                recovered.nextSeq = max(recovered.nextSeq, seq + 1)
+                recovered.nextSeq = max(recovered.nextSeq, seq.addingSaturated(1))
                 switch (kind, fields.count) {
                 case ("T", 7):
                     guard !done.contains(seq), pending[seq] == nil, let start = Int64(fields[4]), let size = Int(fields[5]) else { continue }
@@ -187,7 +187,7 @@ final class IngestCountLog: Sendable {
     /// Opens a new generation after what was recovered (so nothing is appended to a torn line) and
     /// writes `snapshot` as covering everything before it; older generations are removed.
     func start(with snapshot: Snapshot) throws(CollectorSetupError) {
-        let generation = max(snapshot.generation, generations().last ?? 0) + 1
+        let generation = max(snapshot.generation, generations().last ?? 0).addingSaturated(1)
         var snapshot = snapshot
         snapshot.generation = generation - 1
         let file: LogFile
@@ -259,7 +259,7 @@ final class IngestCountLog: Sendable {
     func intend(journal: String, digest: String, start: Int64, size: Int, file: String) throws(UploadRejection) -> Int {
         let (seq, log, written) = state.withLock { state -> (Int, LogFile, Bool) in
             let seq = state.nextSeq
-            state.nextSeq += 1
+            state.nextSeq = state.nextSeq.addingSaturated(1)
             let line = "T \(seq) \(journal) \(digest) \(start) \(size) \(file)\n"
             state.pending[seq] = line
             return (seq, state.file, Self.append(line, to: state.file))
@@ -300,7 +300,7 @@ final class IngestCountLog: Sendable {
     /// the snapshot about to be taken covers. Called with the metrics' lock held.
     func rotate() -> Int? {
         state.withLock { state -> Int? in
-            guard let next = try? openLog(state.file.generation + 1) else { return nil }
+            guard let next = try? openLog(state.file.generation.addingSaturated(1)) else { return nil }
             for (_, line) in state.pending.sorted(by: { $0.key < $1.key }) { _ = Self.append(line, to: next) }
             fsync(next.fd)
             let covered = state.file.generation
