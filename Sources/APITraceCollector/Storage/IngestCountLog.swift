@@ -134,12 +134,23 @@ final class IngestCountLog: Sendable {
         }.sorted()
     }
 
+    /// A counters file through the one regular-file reader: a FIFO or a link planted at its name, or
+    /// a file past 64 MiB (a generation holds at most 512 uploads' lines), is an error naming it, not
+    /// a hang or unbounded memory at start.
+    private func readCounters(_ path: String) throws(CollectorSetupError) -> [UInt8]? {
+        switch RegularFile.read(path, limit: 64 << 20) {
+        case .success(let bytes): return bytes
+        case .failure(let refusal):
+            throw CollectorSetupError("cannot read the counters of instance \(instance): \(refusal)")
+        }
+    }
+
     /// The snapshot and the segments recorded after it. A snapshot that cannot be read is an error
     /// naming the file (counting again from 0 would make Prometheus count everything twice).
     func recover() throws(CollectorSetupError) -> Recovered {
         var recovered = Recovered()
         let snapshotPath = directory + "/snapshot.json"
-        if let data = FileManager.default.contents(atPath: snapshotPath) {
+        if let data = try readCounters(snapshotPath).map({ Data($0) }) {
             do {
                 recovered.snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
             } catch {
@@ -150,7 +161,7 @@ final class IngestCountLog: Sendable {
         var pending: [Int: Entry] = [:]
         var done = Set<Int>()
         for generation in generations() where generation > after {
-            guard let data = FileManager.default.contents(atPath: logPath(generation)) else { continue }
+            guard let data = try readCounters(logPath(generation)).map({ Data($0) }) else { continue }
             // A torn last line (the process died while writing it) is left out.
             let end = data.lastIndex(of: 0x0A).map { $0 + 1 } ?? data.startIndex
             for line in data[data.startIndex..<end].split(separator: 0x0A) {
