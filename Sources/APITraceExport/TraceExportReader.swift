@@ -56,32 +56,41 @@ public struct TraceExportReader {
     }
 
     /// Holds the kept requests of the trace files under `paths` in a streamed HAR export, each
-    /// line scanned once (``TraceFileReader/forEachRecordLine(header:_:)``); nothing is written yet.
+    /// line scanned once (``TraceFileReader/forEachRecordLine(header:_:)``), the files read on up to
+    /// `threads` threads; nothing is written yet. With ``keepRecord`` set (or no ``keepEvent``),
+    /// ``keepFile`` and ``keepRecord`` are called on several threads at once; a ``keepEvent`` is
+    /// asked on one thread at a time.
     ///
     /// - Throws: ``SortSpillError`` when lines could not be held in the temporary folder.
-    package func read(_ paths: [String], into har: inout HARStream) throws(SortSpillError) -> Outcome {
-        var spillError: SortSpillError?
-        let outcome = forEachSelected(paths) { path in
-            guard spillError == nil else { return nil }
-            // A file that is not kept is still read, so its problems are reported as before.
-            var keep = true
-            let scan = TraceFileReader(path: path).forEachRecordLine(header: { header, _ in
-                keep = keepFile(header)
-                return true
-            }) { record, line, _ in
-                guard keep, record.kind == .request else { return true }
-                if let keepRecord {
-                    guard keepRecord(record) else { return true }
-                } else {
-                    guard case .event(let event)? = try? TraceLine.decode(line), keepEvent(event) else { return true }
-                }
-                do throws(SortSpillError) { try har.add(record, line: line) } catch { spillError = error; return false }
-                return true
-            }
-            return (scan.header != nil, scan.warnings)
-        }
-        if let spillError { throw spillError }
+    package func read(_ paths: [String], into har: inout HARStream, threads: Int = HARStream.readingThreads) throws(SortSpillError) -> Outcome {
+        let found = TraceFileDiscovery.find(paths)
+        var outcome = Outcome(warnings: found.warnings, filesFound: found.files)
+        let files = TraceFileSelection.select(found.files, since: since, until: until)
+        // The reading threads take the filters as they are: a caller's keepEvent, which need not be
+        // safe to share, is asked by one reading thread only (one call at a time, the caller waiting).
+        let filters = UncheckedFilters(keepFile: keepFile, keepRecord: keepRecord, keepEvent: keepsEveryEvent ? nil : keepEvent)
+        // A file that is not kept is still read, so its problems are reported as before.
+        try har.read(
+            files, threads: keepRecord == nil && !keepsEveryEvent ? 1 : threads,
+            keepFile: { filters.keepFile($0) },
+            keep: { record, line in
+                if let keepRecord = filters.keepRecord { return keepRecord(record) }
+                guard let keepEvent = filters.keepEvent else { return true }
+                guard case .event(let event)? = try? TraceLine.decode(line) else { return false }
+                return keepEvent(event)
+            },
+            finished: { isUsable, warnings in
+                if isUsable { outcome.usableFiles += 1 }
+                outcome.warnings += warnings
+            })
         return outcome
+    }
+
+    /// The filters of a streamed HAR export, handed to its reading threads (see ``read(_:into:threads:)``).
+    private struct UncheckedFilters: @unchecked Sendable {
+        var keepFile: (TraceFileHeader) -> Bool
+        var keepRecord: ((TraceRecord) -> Bool)?
+        var keepEvent: ((TraceEvent) -> Bool)?
     }
 
     /// Adds the kept requests of the trace files under `paths` to an in-memory HAR export.

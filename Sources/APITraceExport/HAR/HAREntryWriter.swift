@@ -42,7 +42,9 @@ package enum HAREntryWriter {
         let total = r.durationMs ?? 0
         let hasTiming = r.dnsMs != nil || r.connectMs != nil || r.tlsMs != nil || r.ttfbMs != nil || r.networkProtocol != nil || r.reused != nil
         let version = httpVersion(r.networkProtocol)
-        out.bytes.reserveCapacity(out.bytes.count + 1536)
+        // Room for a usual entry, growing geometrically: reserving just what one entry needs would
+        // copy the whole buffer at every entry once it is full.
+        if out.bytes.capacity - out.bytes.count < 1536 { out.bytes.reserveCapacity(max(out.bytes.capacity * 2, out.bytes.count + 1536)) }
         func literal(_ text: StaticString) {
             out.bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }

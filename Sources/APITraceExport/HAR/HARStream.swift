@@ -1,4 +1,5 @@
 package import APITraceFormat
+import Foundation
 
 /// An HTTP Archive (HAR 1.2) of any number of requests, written as a stream in bounded memory:
 /// `apitrace export --format har`.
@@ -6,9 +7,11 @@ package import APITraceFormat
 /// HAR wants every entry in one `log.entries` array, and apitrace has always sorted them by start
 /// time (end less duration, ties in reading order). A request's start may come before those of
 /// requests read earlier, from any earlier file (a long request ends late), so no entry is final
-/// until every file is read: request lines are held in ``PendingLines``, the one external sort of
-/// trace lines (its memory bounded, the rest spilled to sorted temporary runs), keyed by start, and
-/// each is scanned again and written (``HAREntryWriter``) as the sorted lines come out.
+/// until every file is read: each request line is scanned once, on one of the reading threads
+/// (``HARFileReading``), and what its entry shows is held as a compact ``HAREntryRecord`` in
+/// ``PendingLines``, the one external sort of trace lines (its memory bounded, the rest spilled to
+/// sorted temporary runs), keyed by start; entries are written (``HAREntryWriter``) from those
+/// records as they come out sorted, no line scanned twice.
 ///
 /// ```swift
 /// var har = HARStream(session: nil)
@@ -19,44 +22,81 @@ package struct HARStream {
     /// Only requests of a session matching this pattern are kept, when set.
     package var session: TextPattern?
     private var pending: PendingLines
+    private let temporaryDirectory: String
     /// Entries held so far.
     package private(set) var count = 0
+
+    /// A request held in the temporary folder came back other than it was written (the folder's
+    /// files changed under the export).
+    package struct DamagedEntry: Error, CustomStringConvertible {
+        package var directory: String
+        package var description: String { "a request held for sorting in \(directory) came back damaged; export again" }
+    }
 
     /// A stream holding up to `memoryLimit` bytes of request lines in memory, the rest in `temporaryDirectory`.
     package init(session: TextPattern? = nil, memoryLimit: Int = 16 << 20, temporaryDirectory: String = PendingLines.defaultTemporaryDirectory) {
         self.session = session
         pending = PendingLines(memoryLimit: memoryLimit, directory: temporaryDirectory)
+        self.temporaryDirectory = temporaryDirectory
     }
 
-    /// Holds the request of a scanned line (without its newline) when it is of the chosen session.
-    package mutating func add(_ record: TraceRecord, line: UnsafeRawBufferPointer) throws(SortSpillError) {
-        guard record.kind == .request else { return }
-        guard TextPattern.admits(session, record.session) else { return }
-        try pending.add(HAREntryWriter.started(record), line)
-        count += 1
+    /// Reading threads of an export: one per core, up to 4 (the consumer that holds the requests
+    /// in order keeps up with about that many).
+    package static var readingThreads: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// Reads the trace files `files` on up to `threads` threads and holds their kept requests (of
+    /// the chosen session), in reading order; hands each file's outcome to `finished`, in file order.
+    ///
+    /// `keepFile` and `keep` are called on the reading threads, several at once when `threads` > 1.
+    ///
+    /// - Throws: ``SortSpillError`` when requests could not be held in the temporary folder.
+    package mutating func read(
+        _ files: [String], threads: Int,
+        keepFile: @escaping @Sendable (TraceFileHeader) -> Bool,
+        keep: @escaping @Sendable (TraceRecord, UnsafeRawBufferPointer) -> Bool,
+        finished: (_ isUsable: Bool, _ warnings: [TraceReadWarning]) -> Void
+    ) throws(SortSpillError) {
+        let session = session
+        try HARFileReading.read(
+            files, threads: threads, keepFile: keepFile,
+            keep: { record, line in TextPattern.admits(session, record.session) && keep(record, line) },
+            consume: { started, entry throws(SortSpillError) in
+                try self.pending.add(started, entry)
+                self.count += 1
+            },
+            finished: { finished($0.isUsable, $0.warnings) })
     }
 
-    /// Writes the document, entries in start order, in blocks of about 256 KiB; a block `write`
-    /// throws for ends the export (what was written stays written).
-    package mutating func write(creatorVersion: String = "0.1.0", to write: (UnsafeRawBufferPointer) throws -> Void) throws {
-        var out = JSONOutput()
-        out.bytes.reserveCapacity(320 << 10)
-        HAREntryWriter.head(creatorVersion: creatorVersion, to: &out)
-        var scanner = TraceRecordScanner()
-        var first = true
+    /// Writes the document, entries in start order, in blocks of about 500 KiB, the entries rendered
+    /// on up to `threads` threads (``HAREntryRendering``); a block `write` throws for ends the
+    /// export (what was written stays written).
+    package mutating func write(creatorVersion: String = "0.1.0", threads: Int = HARStream.readingThreads, to write: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var head = JSONOutput()
+        HAREntryWriter.head(creatorVersion: creatorVersion, to: &head)
+        try head.bytes.withUnsafeBytes(write)
+        let rendering = HAREntryRendering(threads: threads, directory: temporaryDirectory)
+        func writeText(_ text: [UInt8]) throws { try text.withUnsafeBytes(write) }
+        var block = HAREntryRendering.Block()
         var failure: (any Error)?
-        try pending.forEach(before: .max) { _, line in
-            guard failure == nil, case .event = scanner.scan(line) else { return }
-            if !first { out.bytes.append(contentsOf: ",\n".utf8) }
-            first = false
-            HAREntryWriter.append(scanner.record, to: &out)
-            if out.bytes.count >= 256 << 10 {
-                do { try out.bytes.withUnsafeBytes(write) } catch { failure = error }
-                out.bytes.removeAll(keepingCapacity: true)
-            }
+        try pending.forEach(before: .max) { _, entry in
+            guard failure == nil else { return }
+            block.bytes.append(contentsOf: entry)
+            block.ends.append(block.bytes.count)
+            guard block.bytes.count >= HAREntryRendering.blockSize else { return }
+            do { try rendering.submit(block, write: writeText) } catch { failure = error }
+            block = HAREntryRendering.Block()
+            block.bytes.reserveCapacity(HAREntryRendering.blockSize + 4096)
         }
-        if let failure { throw failure }
-        HAREntryWriter.tail(to: &out)
-        try out.bytes.withUnsafeBytes(write)
+        do {
+            if let failure { throw failure }
+            if !block.ends.isEmpty { try rendering.submit(block, write: writeText) }
+            try rendering.finish(write: writeText)
+        } catch {
+            rendering.cancel()
+            throw error
+        }
+        var tail = JSONOutput()
+        HAREntryWriter.tail(to: &tail)
+        try tail.bytes.withUnsafeBytes(write)
     }
 }

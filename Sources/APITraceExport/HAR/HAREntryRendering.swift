@@ -1,0 +1,100 @@
+import APITraceFormat
+import Dispatch
+import Foundation
+
+/// Renders the sorted requests of a HAR export into entry text on worker threads while the caller
+/// keeps merging, and hands the text back in order: entries are most of an archive's bytes (about
+/// four times the lines they come from), so writing them is as much work as reading the files.
+///
+/// Blocks of ``HAREntryRecord``s go out numbered; at most `threads` x 2 are out at once, so memory
+/// stays bounded (a block is about 64 KiB of records, 500 KiB of text).
+final class HAREntryRendering: @unchecked Sendable {
+    /// Records end to end, with each one's end offset.
+    struct Block {
+        var bytes: [UInt8] = []
+        var ends: [Int] = []
+    }
+
+    static let blockSize = 64 << 10
+
+    private let threads: Int
+    private let directory: String
+    private let group = DispatchGroup()
+    // Under `condition`.
+    private let condition = NSCondition()
+    private var rendered: [Int: [UInt8]?] = [:]
+    // The caller's.
+    private var submitted = 0
+    private var written = 0
+
+    /// Renders on up to `threads` threads; `directory` is where the records were held (named if one comes back damaged).
+    init(threads: Int, directory: String) {
+        self.threads = max(1, threads)
+        self.directory = directory
+    }
+
+    /// Renders a block (its entries after those of every block before it), on a worker when there
+    /// are several threads; then writes what is ready, in order, waiting while too many are out.
+    /// Throws what `write` throws, and ``HARStream/DamagedEntry`` for a record that does not read back.
+    func submit(_ block: Block, write: ([UInt8]) throws -> Void) throws {
+        let index = submitted
+        submitted += 1
+        if threads == 1 {
+            let text = Self.render(block, first: index == 0)
+            condition.lock()
+            rendered[index] = text
+            condition.unlock()
+        } else {
+            DispatchQueue.global().async(group: group) { [self] in
+                let text = Self.render(block, first: index == 0)
+                condition.lock()
+                rendered[index] = text
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+        try drain(keeping: threads * 2 - 1, write: write)
+    }
+
+    /// Writes every block submitted, in order.
+    func finish(write: ([UInt8]) throws -> Void) throws {
+        try drain(keeping: 0, write: write)
+    }
+
+    /// Waits for workers still rendering (after a failure, so none outlives the export).
+    func cancel() { group.wait() }
+
+    /// Writes the blocks ready in order, waiting until at most `keeping` remain out.
+    private func drain(keeping: Int, write: ([UInt8]) throws -> Void) throws {
+        while written < submitted {
+            condition.lock()
+            while rendered[written] == nil && submitted - written > keeping { condition.wait() }
+            let text = rendered.removeValue(forKey: written)
+            condition.unlock()
+            guard let text else { return }
+            written += 1
+            guard let text else {
+                group.wait()
+                throw HARStream.DamagedEntry(directory: directory)
+            }
+            try write(text)
+        }
+    }
+
+    /// The entries of a block, each but the very first of the archive after a separator; nil when a record is damaged.
+    private static func render(_ block: Block, first: Bool) -> [UInt8]? {
+        var out = JSONOutput()
+        out.bytes.reserveCapacity(block.ends.count * 1280 + 4096)
+        let ok = block.bytes.withUnsafeBytes { bytes -> Bool in
+            var start = 0
+            for (i, end) in block.ends.enumerated() {
+                guard let record = HAREntryRecord.record(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) else { return false }
+                if !(first && i == 0) { out.bytes.append(contentsOf: ",\n".utf8) }
+                HAREntryWriter.append(record, to: &out)
+                start = end
+            }
+            return true
+        }
+        return ok ? out.bytes : nil
+    }
+}
