@@ -6,8 +6,10 @@ import Foundation
 /// keeps merging, and hands the text back in order: entries are most of an archive's bytes (about
 /// four times the lines they come from), so writing them is as much work as reading the files.
 ///
-/// Blocks of ``HAREntryRecord``s go out numbered; at most `threads` x 2 are out at once, so memory
-/// stays bounded (a block is about 64 KiB of records, 500 KiB of text).
+/// Blocks of ``HAREntryRecord``s go out numbered; at most `threads` x 2 are out at once, and no more
+/// than ``outstandingBytes`` of records (but always one), so memory stays bounded whatever the
+/// records hold (a block is about 64 KiB of records, 500 KiB of text; a request of a 1 MiB line
+/// renders to a few MiB).
 final class HAREntryRendering: @unchecked Sendable {
     /// Records end to end, with each one's end offset.
     struct Block {
@@ -16,6 +18,8 @@ final class HAREntryRendering: @unchecked Sendable {
     }
 
     static let blockSize = 64 << 10
+    /// Bytes of records out (submitted, not yet written) at most, unless a single block is larger.
+    static let outstandingBytes = 256 << 10
 
     private let threads: Int
     private let directory: String
@@ -26,6 +30,8 @@ final class HAREntryRendering: @unchecked Sendable {
     // The caller's.
     private var submitted = 0
     private var written = 0
+    private var sizes: [Int: Int] = [:]
+    private var outstanding = 0
 
     /// Renders on up to `threads` threads; `directory` is where the records were held (named if one comes back damaged).
     init(threads: Int, directory: String) {
@@ -37,8 +43,12 @@ final class HAREntryRendering: @unchecked Sendable {
     /// are several threads; then writes what is ready, in order, waiting while too many are out.
     /// Throws what `write` throws, and ``HARStream/DamagedEntry`` for a record that does not read back.
     func submit(_ block: Block, write: ([UInt8]) throws -> Void) throws {
+        // Room first: what is out, with this block, stays within the bounds.
+        try drain(keeping: threads * 2 - 1, bytes: Self.outstandingBytes - block.bytes.count, write: write)
         let index = submitted
         submitted += 1
+        sizes[index] = block.bytes.count
+        outstanding += block.bytes.count
         if threads == 1 {
             let text = Self.render(block, first: index == 0)
             condition.lock()
@@ -53,25 +63,26 @@ final class HAREntryRendering: @unchecked Sendable {
                 condition.unlock()
             }
         }
-        try drain(keeping: threads * 2 - 1, write: write)
+        try drain(keeping: threads * 2 - 1, bytes: Self.outstandingBytes, write: write)
     }
 
     /// Writes every block submitted, in order.
     func finish(write: ([UInt8]) throws -> Void) throws {
-        try drain(keeping: 0, write: write)
+        try drain(keeping: 0, bytes: 0, write: write)
     }
 
     /// Waits for workers still rendering (after a failure, so none outlives the export).
     func cancel() { group.wait() }
 
-    /// Writes the blocks ready in order, waiting until at most `keeping` remain out.
-    private func drain(keeping: Int, write: ([UInt8]) throws -> Void) throws {
+    /// Writes the blocks ready in order, waiting until at most `keeping` blocks and `bytes` bytes of records remain out.
+    private func drain(keeping: Int, bytes: Int, write: ([UInt8]) throws -> Void) throws {
         while written < submitted {
             condition.lock()
-            while rendered[written] == nil && submitted - written > keeping { condition.wait() }
+            while rendered[written] == nil && (submitted - written > keeping || outstanding > bytes) { condition.wait() }
             let text = rendered.removeValue(forKey: written)
             condition.unlock()
             guard let text else { return }
+            outstanding -= sizes.removeValue(forKey: written) ?? 0
             written += 1
             guard let text else {
                 group.wait()

@@ -137,9 +137,28 @@ package enum HAREntryWriter {
     /// (every byte outside ``pathAllowed``, `{placeholders}` included, and a `:` in the first
     /// segment of a route without a leading `/`, where it would read as a scheme), so the URL is valid.
     static func appendURL(host: RawText?, route: RawText?, to out: inout JSONOutput) {
-        var url: [UInt8] = Array("https://".utf8)
-        if let host { url.append(contentsOf: host.bytes) } else { url.append(contentsOf: "unknown.invalid".utf8) }
+        let hostBytes = host?.bytes ?? UnsafeRawBufferPointer(start: unknownHost.utf8Start, count: unknownHost.utf8CodeUnitCount)
         let path = route?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        // The path comes out percent-encoded, JSON-safe as it is; the host is written raw when it
+        // holds nothing JSON escapes (always, for a real host), else the whole URL goes through the escaper.
+        guard !hostBytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            var url = JSONOutput()
+            url.bytes.append(contentsOf: "https://".utf8)
+            url.bytes.append(contentsOf: hostBytes)
+            appendPath(path, to: &url.bytes)
+            url.bytes.withUnsafeBytes { out.appendString(utf8: $0) }
+            return
+        }
+        out.bytes.append(contentsOf: "\"https://".utf8)
+        out.bytes.append(contentsOf: hostBytes)
+        appendPath(path, to: &out.bytes)
+        out.bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let unknownHost: StaticString = "unknown.invalid"
+
+    /// The route as a URL path, percent-encoded (see ``appendURL(host:route:to:)``).
+    private static func appendPath(_ path: UnsafeRawBufferPointer, to url: inout [UInt8]) {
         var firstSegmentOfRelative = path.first != UInt8(ascii: "/")
         if firstSegmentOfRelative { url.append(UInt8(ascii: "/")) }
         for byte in path {
@@ -152,7 +171,6 @@ package enum HAREntryWriter {
                 url.append(hexDigits[Int(byte & 15)])
             }
         }
-        url.withUnsafeBytes { out.appendString(utf8: $0) }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)

@@ -7,10 +7,11 @@ import Foundation
 /// are those of one thread reading the files one after the other.
 ///
 /// Each reading thread takes the next file, decompresses and scans it once, and sends its kept
-/// requests (``HAREntryRecord``s) in blocks of about 256 KiB; the consumer takes the blocks of the
+/// requests (``HAREntryRecord``s) in blocks of about 64 KiB; the consumer takes the blocks of the
 /// first unfinished file, then that file's outcome, then moves to the next. Memory stays bounded
 /// whatever the files hold: a thread takes a file only within `threads` files of the one being
-/// consumed, and waits while that file has `depth` blocks not yet taken.
+/// consumed, and waits while that file has ``queuedBytes`` or more not yet taken (one block is
+/// always let through, so a file of lines near the 1 MiB limit still moves).
 ///
 /// (``ParallelTraceReader`` returns each file's result at its end, which for a HAR export would be
 /// every request of the file at once: this hands them over as they are read.)
@@ -30,23 +31,24 @@ final class HARFileReading: @unchecked Sendable {
     /// Whether a request (scanned, and its line) is exported; called on the reading threads.
     typealias Keep = @Sendable (TraceRecord, UnsafeRawBufferPointer) -> Bool
 
-    static let blockSize = 256 << 10
+    static let blockSize = 64 << 10
+    /// Bytes of blocks waiting per file.
+    static let queuedBytes = 256 << 10
 
     // All of the following under `condition`.
     private let condition = NSCondition()
     private let files: [String]
     private let window: Int
-    private let depth: Int
     private var nextToTake = 0
     private var consuming = 0
     private var blocks: [Int: [Block]] = [:]
+    private var queued: [Int: Int] = [:]
     private var outcomes: [Int: FileOutcome] = [:]
     private var stopped = false
 
-    private init(files: [String], window: Int, depth: Int) {
+    private init(files: [String], window: Int) {
         self.files = files
         self.window = window
-        self.depth = depth
     }
 
     /// Reads `files` on up to `threads` threads and hands each kept request to `consume` in reading
@@ -64,7 +66,7 @@ final class HARFileReading: @unchecked Sendable {
     ) throws(SortSpillError) {
         guard !files.isEmpty else { return }
         let workers = max(1, min(threads, files.count))
-        let reading = HARFileReading(files: files, window: workers, depth: 4)
+        let reading = HARFileReading(files: files, window: workers)
         let group = DispatchGroup()
         for _ in 0..<workers {
             DispatchQueue.global().async(group: group) {
@@ -128,8 +130,9 @@ final class HARFileReading: @unchecked Sendable {
             block.entries.append((HAREntryWriter.started(record), block.bytes.count))
             if block.bytes.count >= Self.blockSize {
                 going = send(block, for: index)
-                block.bytes.removeAll(keepingCapacity: true)
-                block.entries.removeAll(keepingCapacity: true)
+                // A new block, not the sent one emptied: that would keep the room a 1 MiB line made.
+                block = Block()
+                block.bytes.reserveCapacity(Self.blockSize + 4096)
             }
             return going
         }
@@ -140,13 +143,14 @@ final class HARFileReading: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Queues a block of file `index`, waiting while that file has `depth` queued; false when reading stopped.
+    /// Queues a block of file `index`, waiting while that file has ``queuedBytes`` queued; false when reading stopped.
     private func send(_ block: Block, for index: Int) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while !stopped && blocks[index, default: []].count >= depth { condition.wait() }
+        while !stopped && queued[index, default: 0] > 0 && queued[index, default: 0] + block.bytes.count > Self.queuedBytes { condition.wait() }
         guard !stopped else { return false }
         blocks[index, default: []].append(block)
+        queued[index, default: 0] += block.bytes.count
         condition.broadcast()
         return true
     }
@@ -164,11 +168,13 @@ final class HARFileReading: @unchecked Sendable {
             if var queued = blocks[index], !queued.isEmpty {
                 let block = queued.removeFirst()
                 blocks[index] = queued
+                self.queued[index, default: 0] -= block.bytes.count
                 condition.broadcast()
                 return .block(block)
             }
             if let outcome = outcomes.removeValue(forKey: index) {
                 blocks[index] = nil
+                self.queued[index] = nil
                 consuming = index + 1
                 condition.broadcast()
                 return .finished(outcome)

@@ -18,7 +18,7 @@ extension APITrace {
                 once and deleted files stay counted, so rate() shows no false spikes when files are deleted.
                 har: the requests of the traces (or of the sessions --session matches) as HAR 1.2, in start-time order. Traces hold routes, not \
                 URLs, and never headers or bodies, so entries carry https://host/route, status, timings and sizes. \
-                Written as a stream in bounded memory: requests beyond 16 MiB wait in sorted temporary files in TMPDIR.
+                Written as a stream in bounded memory: requests beyond about 70,000 (10 MiB) wait in sorted temporary files in TMPDIR.
                 otlp: requests as CLIENT spans, the other events as log records, and cumulative metrics, sent over \
                 OTLP/HTTP to --endpoint (a base URL: /v1/traces, /v1/logs, /v1/metrics are appended; default \
                 OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318), protobuf unless --otlp-protocol http/json, \
