@@ -27,6 +27,9 @@ final class HAREntryRendering: @unchecked Sendable {
     // Under `condition`.
     private let condition = NSCondition()
     private var rendered: [Int: [UInt8]?] = [:]
+    /// Text buffers written out, emptied with their room kept: a block's text is larger than
+    /// malloc maps fresh each time, so a new buffer per block would cost a page fault per 4 KiB.
+    private var spare: [[UInt8]] = []
     // The caller's.
     private var submitted = 0
     private var written = 0
@@ -50,13 +53,13 @@ final class HAREntryRendering: @unchecked Sendable {
         sizes[index] = block.bytes.count
         outstanding += block.bytes.count
         if threads == 1 {
-            let text = Self.render(block, first: index == 0)
+            let text = Self.render(block, first: index == 0, into: takeSpare())
             condition.lock()
             rendered[index] = text
             condition.unlock()
         } else {
             DispatchQueue.global().async(group: group) { [self] in
-                let text = Self.render(block, first: index == 0)
+                let text = Self.render(block, first: index == 0, into: takeSpare())
                 condition.lock()
                 rendered[index] = text
                 condition.broadcast()
@@ -84,17 +87,28 @@ final class HAREntryRendering: @unchecked Sendable {
             guard let text else { return }
             outstanding -= sizes.removeValue(forKey: written) ?? 0
             written += 1
-            guard let text else {
+            guard var text else {
                 group.wait()
                 throw HARStream.DamagedEntry(directory: directory)
             }
             try write(text)
+            text.removeAll(keepingCapacity: true)
+            condition.lock()
+            if spare.count < threads, text.capacity <= 2 << 20 { spare.append(text) }
+            condition.unlock()
         }
     }
 
-    /// The entries of a block, each but the very first of the archive after a separator; nil when a record is damaged.
-    private static func render(_ block: Block, first: Bool) -> [UInt8]? {
-        var out = JSONOutput()
+    /// An emptied text buffer, or a new one.
+    private func takeSpare() -> [UInt8] {
+        condition.lock()
+        defer { condition.unlock() }
+        return spare.popLast() ?? []
+    }
+
+    /// The entries of a block, each but the very first of the archive after a separator, in `buffer`; nil when a record is damaged.
+    private static func render(_ block: Block, first: Bool, into buffer: [UInt8]) -> [UInt8]? {
+        var out = JSONOutput(reusing: buffer)
         out.bytes.reserveCapacity(block.ends.count * 1280 + 4096)
         let ok = block.bytes.withUnsafeBytes { bytes -> Bool in
             var start = 0
