@@ -87,13 +87,35 @@ struct TraceSummaryCacheStoreTests {
         #expect(Self.json(TraceSummarizer(cache: warm).summarize(paths: paths)) == uncached)
         #expect(warm.statistics.hits == 4 && warm.statistics.mergedHits == 4 && warm.statistics.stored == 0)
 
-        // A filtered run uses the entries.
-        var filter = TraceFilter()
-        filter.since = TraceTimestamp(millisecondsSince1970: 0)
+        // A time range holding every file uses it too (`--until now`, the report of a cron job).
+        var holding = TraceFilter()
+        holding.since = TraceTimestamp(millisecondsSince1970: 0)
+        let ranged = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(filter: holding, cache: ranged).summarize(paths: paths))
+            == Self.json(TraceSummarizer(filter: holding).summarize(paths: paths)))
+        #expect(ranged.statistics.hits == 4 && ranged.statistics.mergedHits == 4)
+
+        // An app-version filter uses the entries.
+        var version = TraceFilter()
+        version.appVersion = "2.3.0"
         let filtered = TraceSummaryCache(directory: folder.path)
-        #expect(Self.json(TraceSummarizer(filter: filter, cache: filtered).summarize(paths: paths))
-            == Self.json(TraceSummarizer(filter: filter).summarize(paths: paths)))
+        #expect(Self.json(TraceSummarizer(filter: version, cache: filtered).summarize(paths: paths))
+            == Self.json(TraceSummarizer(filter: version).summarize(paths: paths)))
         #expect(filtered.statistics.hits == 4 && filtered.statistics.mergedHits == 0)
+
+        // A range cutting through the files uses the entries of the files it holds, and its merge of
+        // fewer files does not replace the merged summary of all four.
+        var aggregator = TraceAggregator()
+        aggregator.read(TraceFileReader(path: traces.paths[2]))
+        var recent = TraceFilter()
+        recent.since = try #require(aggregator.summary().firstEvent)
+        let cut = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(filter: recent, cache: cut).summarize(paths: paths))
+            == Self.json(TraceSummarizer(filter: recent).summarize(paths: paths)))
+        #expect(cut.statistics.mergedHits == 0)
+        let after = TraceSummaryCache(directory: folder.path)
+        #expect(Self.json(TraceSummarizer(cache: after).summarize(paths: paths)) == uncached)
+        #expect(after.statistics.mergedHits == 4)
 
         // One file changed: the merged summary no longer applies; that file is read, the others come from their entries.
         var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 7), timespec(tv_sec: 1_700_000_000, tv_nsec: 7)]
@@ -145,15 +167,16 @@ struct TraceSummaryCacheStoreTests {
         let folder = TemporaryDirectory()
         let paths = [traces.folder.path]
         let uncached = Self.json(TraceSummarizer().summarize(paths: paths))
+        // An app-version filter reads the files' entries (not the merged summary).
         var since = TraceFilter()
-        since.since = TraceTimestamp(millisecondsSince1970: 0)
+        since.appVersion = "2.3.0"
         let uncachedSince = Self.json(TraceSummarizer(filter: since).summarize(paths: paths))
         _ = TraceSummarizer(cache: TraceSummaryCache(directory: folder.path)).summarize(paths: paths)
         let cacheFile = folder.path + "/" + TraceSummaryCache.fileName
         let victim = traces.paths[1]
         let section = TraceSummaryCache.section(granularity: 1)
 
-        // 1. One bit flipped inside a file's summary: a filtered run needs the entry, finds it damaged, reads the file.
+        // 1. One bit flipped inside a file's summary: a run that needs the entry finds it damaged, reads the file.
         try Self.damaging(folder.path, key: victim, section: section) { $0[$0.count / 2] ^= 0x40 }
         let flipped = TraceSummaryCache(directory: folder.path)
         #expect(Self.json(TraceSummarizer(filter: since, cache: flipped).summarize(paths: paths)) == uncachedSince)

@@ -14,9 +14,10 @@ extension TraceSummarizer {
     /// time range; an app-version filter is answered from the stored header. A `--since` or
     /// `--until` cutting through the file means reading it.
     ///
-    /// `whole` is true when the filter is empty and the summary is the file's entry, served from the
-    /// cache or stored by this run: the cache's merged summary may then include it.
-    func summarize(_ reader: TraceFileReader, cacheable: Bool, directory: String) -> (summary: TraceSummary, whole: Bool) {
+    /// `whole` is the file's status when the summary is the file's entry as it is, served from the
+    /// cache or stored by this run (its time range holds the file whole, and no other condition
+    /// applies): the cache's merged summary may then include it.
+    func summarize(_ reader: TraceFileReader, cacheable: Bool, directory: String) -> (summary: TraceSummary, whole: FileStatus?) {
         let granularity = timeSeriesGranularity
         var aggregator = TraceAggregator(filter: filter, timeSeriesGranularity: granularity)
         let identity = TraceFileIdentity(fileName: reader.path)
@@ -26,7 +27,7 @@ extension TraceSummarizer {
               identity.map({ filter.mayMatch(fileStarted: $0.started) }) ?? true,
               let status = FileStatus(path: reader.path) else {
             aggregator.read(reader)
-            return (aggregator.summary(), false)
+            return (aggregator.summary(), nil)
         }
         let absolute = reader.path.hasPrefix("/") ? reader.path : directory + "/" + reader.path
         let length = open ? TraceFileIdentity.committedLength(ofOpen: reader.path) ?? status.size : 0
@@ -65,16 +66,16 @@ extension TraceSummarizer {
                 stored = cache.store(read, absolutePath: absolute, path: reader.path, status: status, granularity: granularity)
             }
         }
-        guard let entry else { return (aggregator.summary(), false) }
+        guard let entry else { return (aggregator.summary(), nil) }
         if let wanted = filter.appVersion, case .some(let version) = entry.header, version != wanted {
             var declined = TraceSummary(timeSeriesGranularity: granularity)
             declined.filesFiltered = 1
-            return (declined, false)
+            return (declined, nil)
         }
         let inRange = entry.summary.firstEvent.map { filter.matches(time: $0) } ?? true
             && entry.summary.lastEvent.map { filter.matches(time: $0) } ?? true
-        if inRange { return (entry.summary, filter.isEmpty && (hit || stored)) }
+        if inRange { return (entry.summary, filter.appVersion == nil && (hit || stored) ? status : nil) }
         aggregator.read(reader)
-        return (aggregator.summary(), false)
+        return (aggregator.summary(), nil)
     }
 }

@@ -64,10 +64,6 @@ public final class TraceSummaryCache: Sendable {
 
     private struct State {
         var stats = Statistics()
-        /// Files whose whole summary this run took from an entry or stored (for the merged summary),
-        /// by absolute path; `repeated` when one came twice (its summary was merged twice).
-        var whole: [String: FileStatus] = [:]
-        var repeated = false
         /// The merged summary used by this run: the files it covers.
         var mergedUsed: [String: FileStatus]?
         var problems: [String] = []
@@ -165,7 +161,6 @@ public final class TraceSummaryCache: Sendable {
                 state.stats.misses += 1
             } else {
                 state.stats.hits += 1
-                if state.whole.updateValue(status, forKey: absolutePath) != nil { state.repeated = true }
             }
         }
         guard var entry = found else { return nil }
@@ -196,33 +191,29 @@ public final class TraceSummaryCache: Sendable {
             sections[name] = bytes
             stored = FileCacheStore.Entry(status: status, sections: sections)
         }
-        state.withLock { state in
-            state.stats.stored += 1
-            if state.whole.updateValue(status, forKey: absolutePath) != nil { state.repeated = true }
-        }
+        state.withLock { $0.stats.stored += 1 }
         return true
     }
 
-    /// Ends the run: writes the store when this run stored entries (creating ``directory``), with,
-    /// when given, the run's merged summary. Does nothing after a run that stored nothing.
-    ///
-    /// `merged`, when given, must be the merge of the merged summary this run used (if any) and of
-    /// exactly the whole-file summaries it took from entries or stored (warnings naming files by
-    /// their absolute paths): the cache keeps it for later unfiltered runs.
-    public func finish() { finish(merged: nil, granularity: 0) }
+    /// Ends the run: writes the store when this run stored entries or a new merged summary
+    /// (creating ``directory``). Does nothing after a run that changed nothing.
+    public func finish() { finish(merged: nil, covered: [:], granularity: 0) }
 
-    func finish(merged: TraceSummary?, granularity: Int64) {
-        let (whole, repeated, used) = state.withLock { ($0.whole, $0.repeated, $0.mergedUsed) }
+    /// ``finish()``, keeping `merged` for later runs: the merge of the merged summary this run used
+    /// (if any) and of exactly the whole-file summaries of `covered` (taken from entries or stored;
+    /// by absolute path, with the status each was stored for), warnings naming files by their
+    /// absolute paths. It replaces the store's merged summary unless that one still holds (all
+    /// its files unchanged) and covers more files: a `--since 2h` run does not displace the week's.
+    func finish(merged: TraceSummary?, covered: [String: FileStatus], granularity: Int64) {
+        let used = state.withLock { $0.mergedUsed }
         var changed = state.withLock { $0.stats.stored > 0 } || store.problem != nil
-        if let merged, !repeated, !whole.isEmpty {
-            var covered = used ?? [:]
-            for (file, status) in whole where covered.updateValue(status, forKey: file) != nil {
-                // A file both covered by the merged summary and read: the merge would count it twice.
-                covered = [:]
-                break
-            }
-            if !covered.isEmpty {
-                let bytes = Self.encodeMerged(merged, granularity: granularity, covered: covered)
+        if let merged, !covered.isEmpty {
+            var all = used ?? [:]
+            // A file both covered by the merged summary used and read whole would count twice.
+            let overlaps = covered.keys.contains { all[$0] != nil }
+            all.merge(covered) { a, _ in a }
+            if !overlaps, used != nil || !Self.displaces(current: store.entry(Self.mergedKey), count: all.count) {
+                let bytes = Self.encodeMerged(merged, granularity: granularity, covered: all)
                 if bytes.count <= Self.maximumEntryBytes {
                     store.update(Self.mergedKey) { $0 = FileCacheStore.Entry(status: FileStatus(size: 0, modifiedNanoseconds: 0, inode: 0), sections: [Self.mergedSection: bytes]) }
                     changed = true
@@ -243,6 +234,13 @@ public final class TraceSummaryCache: Sendable {
             // A folder that cannot be written (a shared archive, another user's cache) is expected: the cache only reads.
             state.withLock { $0.stats.readOnly = true }
         }
+    }
+
+    /// True when the store's merged summary covers more than `count` files and still holds (every
+    /// file it covers is there, unchanged): a merge of fewer files must not replace it.
+    private static func displaces(current: FileCacheStore.Entry?, count: Int) -> Bool {
+        guard let bytes = current?.sections[mergedSection], let merged = decodeMerged(bytes), merged.covered.count > count else { return false }
+        return merged.covered.allSatisfy { FileStatus(path: $0.key) == $0.value }
     }
 
     static let mergedSection = "merged"
@@ -312,16 +310,19 @@ public final class TraceSummaryCache: Sendable {
         var status: FileStatus
     }
 
-    /// The merged summary, when every file it covers is a file of this run, unchanged, and it was
-    /// stored for this granularity: it replaces reading and merging those files one by one. Returns
-    /// the summaries (none or one; warnings naming files as this run spells them) and the paths they cover.
-    func mergedSummaries(of files: [RunFile], granularity: Int64) -> (summaries: [TraceSummary], covered: Set<String>) {
+    /// The merged summary, when every file it covers is a file of this run, unchanged, it was
+    /// stored for this granularity, and `accepts` its first and last event times (a time range
+    /// holding them holds every event of every file it covers): it replaces reading and merging
+    /// those files one by one. Returns the summaries (none or one; warnings naming files as this
+    /// run spells them) and the paths they cover.
+    func mergedSummaries(of files: [RunFile], granularity: Int64,
+                         accepts: (TraceTimestamp?, TraceTimestamp?) -> Bool = { _, _ in true }) -> (summaries: [TraceSummary], covered: Set<String>) {
         guard let stored = store.entry(Self.mergedKey), let bytes = stored.sections[Self.mergedSection] else { return ([], []) }
         guard let merged = Self.decodeMerged(bytes) else {
             problem("ignoring the damaged merged summary of the cache \(FileSystemPath.display(store.path)); its files are read from their entries")
             return ([], [])
         }
-        guard merged.granularity == granularity else { return ([], []) }
+        guard merged.granularity == granularity, accepts(merged.summary.firstEvent, merged.summary.lastEvent) else { return ([], []) }
         var byPath: [String: RunFile] = [:]
         var duplicated = false
         for file in files where byPath.updateValue(file, forKey: file.absolutePath) != nil { duplicated = true }
