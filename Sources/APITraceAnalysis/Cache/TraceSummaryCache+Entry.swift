@@ -58,6 +58,30 @@ extension TraceSummaryCache {
         return sealed(w)
     }
 
+    /// The files a merged summary covers, without decoding the summary itself; nil when it is not whole.
+    static func mergedCoverage(_ bytes: [UInt8]) -> [String: FileStatus]? {
+        bytes.withUnsafeBytes { raw -> [String: FileStatus]? in
+            guard isIntact(raw) else { return nil }
+            var r = BinaryReader(raw)
+            r.skip(prefixBytes)
+            return try? coverage(&r)
+        }
+    }
+
+    private static func coverage(_ r: inout BinaryReader) throws(BinaryReader.Invalid) -> [String: FileStatus] {
+        _ = try r.get(Int64.self)
+        // A path takes 4 bytes at least, a status 24.
+        let count = try r.items(minimumSize: 28)
+        var covered: [String: FileStatus] = [:]
+        covered.reserveCapacity(count)
+        for _ in 0..<count {
+            let file = try r.string()
+            covered[file] = FileStatus(size: try r.get(Int64.self), modifiedNanoseconds: try r.get(Int64.self), inode: try r.get(UInt64.self))
+        }
+        guard covered.count == count else { throw BinaryReader.Invalid() }
+        return covered
+    }
+
     /// What ``encodeMerged(_:granularity:covered:)`` wrote, decoded as hostile input; nil when it is not whole.
     static func decodeMerged(_ bytes: [UInt8]) -> (granularity: Int64, covered: [String: FileStatus], summary: TraceSummary)? {
         bytes.withUnsafeBytes { raw -> (granularity: Int64, covered: [String: FileStatus], summary: TraceSummary)? in
@@ -65,16 +89,9 @@ extension TraceSummaryCache {
             var r = BinaryReader(raw)
             r.skip(prefixBytes)
             do throws(BinaryReader.Invalid) {
-                let granularity = try r.get(Int64.self)
-                // A path takes 4 bytes at least, a status 24.
-                let count = try r.items(minimumSize: 28)
-                var covered: [String: FileStatus] = [:]
-                covered.reserveCapacity(count)
-                for _ in 0..<count {
-                    let file = try r.string()
-                    covered[file] = FileStatus(size: try r.get(Int64.self), modifiedNanoseconds: try r.get(Int64.self), inode: try r.get(UInt64.self))
-                }
-                guard covered.count == count else { return nil }
+                var peek = r
+                let granularity = try peek.get(Int64.self)
+                let covered = try coverage(&r)
                 let summary = try TraceSummary(decoding: &r)
                 guard r.remaining == 0 else { return nil }
                 return (granularity, covered, summary)

@@ -239,8 +239,8 @@ public final class TraceSummaryCache: Sendable {
     /// True when the store's merged summary covers more than `count` files and still holds (every
     /// file it covers is there, unchanged): a merge of fewer files must not replace it.
     private static func displaces(current: FileCacheStore.Entry?, count: Int) -> Bool {
-        guard let bytes = current?.sections[mergedSection], let merged = decodeMerged(bytes), merged.covered.count > count else { return false }
-        return merged.covered.allSatisfy { FileStatus(path: $0.key) == $0.value }
+        guard let bytes = current?.sections[mergedSection], let covered = mergedCoverage(bytes), covered.count > count else { return false }
+        return covered.allSatisfy { FileStatus(path: $0.key) == $0.value }
     }
 
     static let mergedSection = "merged"
