@@ -318,15 +318,21 @@ public final class TraceSummaryCache: Sendable {
     func mergedSummaries(of files: [RunFile], granularity: Int64,
                          accepts: (TraceTimestamp?, TraceTimestamp?) -> Bool = { _, _ in true }) -> (summaries: [TraceSummary], covered: Set<String>) {
         guard let stored = store.entry(Self.mergedKey), let bytes = stored.sections[Self.mergedSection] else { return ([], []) }
-        guard let merged = Self.decodeMerged(bytes) else {
-            problem("ignoring the damaged merged summary of the cache \(FileSystemPath.display(store.path)); its files are read from their entries")
+        let damaged = "ignoring the damaged merged summary of the cache \(FileSystemPath.display(store.path)); its files are read from their entries"
+        // The files first (cheap), the summary only when they are all here and unchanged.
+        guard let coverage = Self.mergedCoverage(bytes) else {
+            problem(damaged)
             return ([], [])
         }
-        guard merged.granularity == granularity, accepts(merged.summary.firstEvent, merged.summary.lastEvent) else { return ([], []) }
         var byPath: [String: RunFile] = [:]
         var duplicated = false
         for file in files where byPath.updateValue(file, forKey: file.absolutePath) != nil { duplicated = true }
-        guard !duplicated, merged.covered.allSatisfy({ byPath[$0.key]?.status == $0.value }) else { return ([], []) }
+        guard !duplicated, coverage.allSatisfy({ byPath[$0.key]?.status == $0.value }) else { return ([], []) }
+        guard let merged = Self.decodeMerged(bytes) else {
+            problem(damaged)
+            return ([], [])
+        }
+        guard merged.granularity == granularity, accepts(merged.summary.firstEvent, merged.summary.lastEvent) else { return ([], []) }
         var summary = merged.summary
         summary.warnings = summary.warnings.map {
             TraceReadWarning(path: byPath[$0.path]?.path ?? $0.path, kind: $0.kind, eventsKept: $0.eventsKept)
