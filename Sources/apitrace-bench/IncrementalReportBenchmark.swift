@@ -67,7 +67,7 @@ struct IncrementalReportBenchmark {
             }
             let held = TraceSummaryCache(directory: cache).contents()
             if round == 1 {
-                print("cache: \(held.entries) entries in \(held.packs) pack(s), \(benchmark.mb(Int(held.bytes))) MB (\(Int(held.bytes) / max(1, held.entries)) bytes each)")
+                print("cache: \(held.entries) entries, \(benchmark.mb(Int(held.bytes))) MB (\(Int(held.bytes) / max(1, held.entries)) bytes each)")
             }
             print("round \(round) of \(benchmark.runs) done (load average \(benchmark.loadAverage()))")
         }

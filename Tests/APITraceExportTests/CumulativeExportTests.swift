@@ -122,6 +122,115 @@ struct CumulativeExportTests {
         #expect(requestTotal(samples(try export(state: state, files: [a]).text)) == 90)
     }
 
+    /// Writes `bytes` into `path` in place (same inode) and gives it the modification time `seconds`.
+    func rewriteInPlace(_ path: String, with bytes: Data, modified seconds: Double) throws {
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: bytes)
+        try handle.close()
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: seconds)], ofItemAtPath: path)
+    }
+
+    /// `path`'s bytes with the first `old` after `offset` replaced by `new` (of the same length).
+    func replacing(_ old: String, with new: String, in path: String, after offset: Int = 0) throws -> Data {
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        let start = text.index(text.startIndex, offsetBy: offset)
+        let range = try #require(text.range(of: old, range: start..<text.endIndex))
+        text.replaceSubrange(range, with: new)
+        return Data(text.utf8)
+    }
+
+    @Test("a touched file, or the same bytes copied over it, is not exported again: the state is what was exported, not a cache")
+    func touchIsNotNew() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state.json"
+        let a = try writeTrace("a.jsonl", count: 40, version: "2.0.0")
+        let b = try writeTrace("b.jsonl", count: 25, version: "2.0.0", gzip: true)
+        #expect(requestTotal(samples(try export(state: state, files: [a, b]).text)) == 65)
+        // `touch`: only the modification time changes.
+        for path in [a, b] {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_800_000_000)], ofItemAtPath: path)
+        }
+        var touched = try CumulativeExport.load(path: state, selection: "all")
+        #expect(touched.add(file: a) == nil && touched.add(file: b) == nil, "a touched file was read again")
+        #expect(requestTotal(samples(try export(state: state, files: [a, b]).text)) == 65)
+        // The same bytes written over it in place (a `cp` of an identical copy, a sync tool), another time again.
+        try rewriteInPlace(a, with: try Data(contentsOf: URL(fileURLWithPath: a)), modified: 1_800_000_100)
+        #expect(requestTotal(samples(try export(state: state, files: [a, b]).text)) == 65)
+    }
+
+    @Test("a file rewritten in place at the same size, in its first or its last 4 KiB, has all its events counted")
+    func sameSizeRewriteIsCountedAfresh() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state.json"
+        let a = try writeTrace("a.jsonl", count: 200, version: "2.0.0")
+        let before = try #require(FileStatus(path: a))
+        #expect(before.size > 3 * 4096)
+        #expect(requestTotal(samples(try export(state: state, files: [a]).text)) == 200)
+
+        // The header's app version changed in place (a restore, or a new file on the same inode): same name, size and inode.
+        try rewriteInPlace(a, with: try replacing(#""app_version":"2.0.0""#, with: #""app_version":"2.0.9""#, in: a), modified: 1_800_000_000)
+        let after = try #require(FileStatus(path: a))
+        #expect(after.inode == before.inode && after.size == before.size)
+        let second = samples(try export(state: state, files: [a]).text)
+        // Independent count: 200 before, 200 more now, all of them from 2.0.9.
+        #expect(requestTotal(second) == 400)
+        #expect(second.filter { $0.key.contains("app_version=\"2.0.9\"") && $0.key.hasPrefix("apitrace_http_client_requests_total{") }.values.reduce(0, +) == 200)
+
+        // One status near the end changed in place (200 -> 503, same length): counted afresh again.
+        let size = Int(after.size)
+        try rewriteInPlace(a, with: try replacing(#""status":200"#, with: #""status":503"#, in: a, after: size - 2000), modified: 1_800_000_000)
+        #expect(FileStatus(path: a)?.size == after.size)
+        let third = samples(try export(state: state, files: [a]).text)
+        #expect(requestTotal(third) == 600)
+        #expect(requestTotal(third, status: "503") == 20 + 20 + 21)
+        // Unchanged since: not read again, nothing counted twice.
+        var again = try CumulativeExport.load(path: state, selection: "all")
+        #expect(again.add(file: a) == nil)
+    }
+
+    @Test("a state file of version 1 is read, counts nothing twice, and is written as version 2 with each file's fingerprint")
+    func versionOneState() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state.json"
+        let a = try writeTrace("a.jsonl", count: 30, version: "2.0.0")
+        let b = try writeTrace("b.jsonl", count: 12, version: "2.0.0", gzip: true)
+        _ = try export(state: state, files: [a, b])
+        let statusA = try #require(FileStatus(path: a)), statusB = try #require(FileStatus(path: b))
+        // The version 1 layout, as apitrace wrote it before: events, sizes and inodes in three maps.
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
+        #expect(json["version"] as? Int == 2)
+        json["files"] = nil
+        json["version"] = 1
+        json["counted"] = [a: 30, b: 12]
+        json["sizes"] = [a: statusA.size, b: statusB.size]
+        json["inodes"] = [a: statusA.inode, b: statusB.inode]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: state))
+
+        // Read: the unchanged files are not counted again, and the state is written as version 2.
+        #expect(requestTotal(samples(try export(state: state, files: [a, b]).text)) == 42)
+        let written = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
+        #expect(written["version"] as? Int == 2 && written["counted"] == nil && written["sizes"] == nil)
+        let files = try #require(written["files"] as? [String: [String: Any]])
+        #expect(files[a]?["events"] as? Int == 30 && files[b]?["events"] as? Int == 12)
+        #expect(files[a]?["size"] as? Int == Int(statusA.size) && (files[a]?["inode"] as? NSNumber)?.uint64Value == statusA.inode)
+        // The fingerprint: FNV-1a of the first and last 4 KiB, computed here independently.
+        func fnv(_ bytes: ArraySlice<UInt8>) -> String {
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            let digits = String(h, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        for path in [a, b] {
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(files[path]?["fingerprint"] as? String == fnv(bytes.prefix(4096)) + "-" + fnv(bytes.suffix(4096)), "\(path)")
+        }
+
+        // From then on a same-size rewrite is noticed.
+        try rewriteInPlace(a, with: try replacing(#""app_version":"2.0.0""#, with: #""app_version":"2.0.1""#, in: a), modified: 1_800_000_000)
+        #expect(requestTotal(samples(try export(state: state, files: [a, b]).text)) == 72)
+    }
+
     @Test("a state made for another selection, or that is not a state, is refused with the path and what to do")
     func badState() throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -3,8 +3,8 @@ import APITraceTestSupport
 import Foundation
 import Testing
 
-/// The one per-file cache store under the alert's (and, in time, the report's and export's) caches:
-/// real files on disk, hostile bytes, and an appended file's prefix.
+/// The one per-file cache store under the alert's and the report's caches: real files on disk,
+/// hostile bytes, an appended file's prefix, and stores kept across runs over other folders.
 @Suite struct FileCacheStoreTests {
     static let client = "test-client 1"
 
@@ -101,5 +101,58 @@ import Testing
         var lines: [String] = []
         let result = reader.forEachRawLine { bytes, _ in lines.append(String(decoding: bytes, as: UTF8.self)); return true }
         #expect(lines == ["second member"] && result.problem == nil && result.endOffset == Int64(first.count + second.count))
+    }
+
+    @Test func aKeepingStoreKeepsWhatItsClientWantsAndWhatAnotherProcessSavedMeanwhile() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("cache")
+        let keeping = FileCacheStore.Retention.keeping(maximumBytes: 1 << 20) { !$0.hasPrefix("/gone/") }
+        let first = FileCacheStore(path: path, client: Self.client, retention: keeping)
+        for i in 0..<6 { first.update((i < 3 ? "/kept/" : "/gone/") + "\(i)") { $0 = entry(i) } }
+        #expect(first.save() == .written(evicted: 0))
+        // A run that uses nothing and changes nothing writes nothing.
+        let idle = FileCacheStore(path: path, client: Self.client, retention: keeping)
+        idle.markUsed("/kept/0")
+        #expect(idle.save() == .unchanged)
+
+        // Two runs read the same file; B saves first, then A: A keeps B's entries, and drops the
+        // unused entries its client no longer wants (files that are gone).
+        let a = FileCacheStore(path: path, client: Self.client, retention: keeping)
+        let b = FileCacheStore(path: path, client: Self.client, retention: keeping)
+        b.update("/b/1") { $0 = entry(11) }
+        b.update("/kept/1") { $0 = entry(21) }
+        #expect(b.save() == .written(evicted: 0))
+        a.update("/a/1") { $0 = entry(12) }
+        a.markUsed("/gone/3")
+        #expect(a.save() == .written(evicted: 0))
+        let kept = try #require(FileCacheStore.decodeAll(Array(try Data(contentsOf: URL(fileURLWithPath: path))), client: Self.client))
+        #expect(Set(kept.keys) == ["/kept/0", "/kept/1", "/kept/2", "/gone/3", "/a/1", "/b/1"])
+        // B's newer entry of a file A only read wins over the copy A read.
+        #expect(kept["/kept/1"] == entry(21) && kept["/a/1"] == entry(12) && kept["/b/1"] == entry(11))
+        // Only the store and its lock file in the folder.
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == ["cache", "cache.lock"])
+    }
+
+    @Test func pastItsBoundAKeepingStoreDropsUnusedEntriesFirst() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("cache")
+        let big = { (i: Int) in FileCacheStore.Entry(status: FileStatus(size: 1, modifiedNanoseconds: 2, inode: UInt64(i)), sections: ["s": [UInt8](repeating: 7, count: 1000)]) }
+        let seed = FileCacheStore(path: path, client: Self.client, retention: .keeping(maximumBytes: 1 << 20) { _ in true })
+        for i in 0..<20 { seed.update("/t/\(100 + i)") { $0 = big(i) } }
+        seed.save()
+        // A bound of about ten entries: the run's own five stay, the oldest-named unused ones go first.
+        let bounded = FileCacheStore(path: path, client: Self.client, retention: .keeping(maximumBytes: 10_500) { _ in true })
+        for i in 15..<20 { bounded.markUsed("/t/\(100 + i)") }
+        bounded.update("/t/200") { $0 = big(200) }
+        guard case .written(let evicted) = bounded.save() else { Issue.record("not written"); return }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(bytes.count <= 10_500 / 5 * 4)
+        let kept = try #require(FileCacheStore.decodeAll(Array(bytes), client: Self.client))
+        #expect(evicted == 21 - kept.count)
+        for i in 15..<20 { #expect(kept["/t/\(100 + i)"] != nil) }
+        #expect(kept["/t/200"] != nil && kept["/t/100"] == nil)
+        // The unused survivors are the newest-named.
+        let unused = kept.keys.filter { $0 < "/t/115" }.sorted()
+        #expect(unused == (0..<unused.count).map { "/t/\(115 - unused.count + $0)" })
     }
 }

@@ -71,43 +71,58 @@ public struct TraceSummarizer: Sendable {
         let directory = FileManager.default.currentDirectoryPath
         let absolute = { (path: String) in path.hasPrefix("/") ? path : directory + "/" + path }
         let granularity = timeSeriesGranularity
-        // Unfiltered, the entries a run stores are exactly what it merges: their merge is kept with
-        // the pack, and packs whose files are all here and unchanged stand in for those files.
-        let whole = cache != nil && filter.isEmpty
+        // Without route, host or app-version conditions, a run merges the whole-file summaries of
+        // its cached files anyway (those its time range holds whole): that merge is kept in the
+        // cache, and stands in for those files in a later such run where they are all here,
+        // unchanged, and inside its time range.
+        let mergeable = cache != nil && !filter.hasFieldConditions && filter.appVersion == nil
         var toRead = files.map(\.path)
-        var packSummaries: [TraceSummary] = []
-        if let cache, files.contains(where: \.cacheable) {
-            cache.loadIndex()
-            if whole, cache.hasMergedSummaries {
-                let run = files.filter(\.cacheable).compactMap { file in
-                    FileStatus(path: file.path).map { TraceSummaryCache.RunFile(path: file.path, absolutePath: absolute(file.path), status: $0) }
-                }
-                let found = cache.mergedSummaries(of: run, granularity: granularity)
-                packSummaries = found.summaries
-                if !found.covered.isEmpty { toRead.removeAll { found.covered.contains($0) } }
+        var mergedSummaries: [TraceSummary] = []
+        if let cache, mergeable, files.contains(where: \.cacheable), cache.hasMergedSummaries {
+            let run = files.filter(\.cacheable).compactMap { file in
+                FileStatus(path: file.path).map { TraceSummaryCache.RunFile(path: file.path, absolutePath: absolute(file.path), status: $0) }
             }
+            let filter = self.filter
+            let found = cache.mergedSummaries(of: run, granularity: granularity) { first, last in
+                first.map { filter.matches(time: $0) } ?? true && last.map { filter.matches(time: $0) } ?? true
+            }
+            mergedSummaries = found.summaries
+            if !found.covered.isEmpty { toRead.removeAll { found.covered.contains($0) } }
         }
         let done = Locked(files.count - toRead.count)
         // Each thread merges the files it read into its own totals; the few totals are merged at the end.
         let totals = ParallelTraceReader.reduce(toRead, parallelism: parallelism, into: {
-            (read: TraceSummary(timeSeriesGranularity: granularity), stored: TraceSummary(timeSeriesGranularity: granularity))
+            (read: TraceSummary(timeSeriesGranularity: granularity), stored: TraceSummary(timeSeriesGranularity: granularity),
+             covered: [String: FileStatus](), repeated: false)
         }) { totals, reader in
-            let (summary, stored) = summarize(reader, cacheable: cacheable[reader.path] ?? false, directory: directory)
-            if whole && stored { totals.stored.merge(summary) } else { totals.read.merge(summary) }
+            let (summary, whole) = summarize(reader, cacheable: cacheable[reader.path] ?? false, directory: directory)
+            if mergeable, let whole {
+                totals.stored.merge(summary)
+                let path = reader.path.hasPrefix("/") ? reader.path : directory + "/" + reader.path
+                if totals.covered.updateValue(whole, forKey: path) != nil { totals.repeated = true }
+            } else {
+                totals.read.merge(summary)
+            }
             if let progress { progress(done.withLock { $0 += 1; return $0 }, files.count) }
         }
         var stored = TraceSummary(timeSeriesGranularity: granularity)
-        for total in totals { stored.merge(total.stored) }
-        if whole {
+        var covered: [String: FileStatus] = [:]
+        var repeated = false
+        for total in totals {
+            stored.merge(total.stored)
+            repeated = repeated || total.repeated
+            for (file, status) in total.covered where covered.updateValue(status, forKey: file) != nil { repeated = true }
+        }
+        if mergeable, !repeated {
             var named = stored
+            for part in mergedSummaries { named.merge(part) }
             named.warnings = named.warnings.map { TraceReadWarning(path: absolute($0.path), kind: $0.kind, eventsKept: $0.eventsKept) }
-            cache?.finish(merged: named)
+            cache?.finish(merged: named, covered: covered, granularity: granularity)
         } else {
             cache?.finish()
         }
         var summary = TraceSummary(timeSeriesGranularity: granularity)
-        for part in packSummaries + [stored] + totals.map(\.read) { summary.merge(part) }
-        if let cache { summary.warnings += cache.skippedPacks }
+        for part in mergedSummaries + [stored] + totals.map(\.read) { summary.merge(part) }
         // Merge order varies between runs; keep warnings in file order.
         let order = Dictionary(files.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { a, _ in a })
         summary.warnings = summary.warnings.enumerated().sorted {

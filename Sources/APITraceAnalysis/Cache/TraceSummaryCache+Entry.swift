@@ -1,15 +1,16 @@
 import APITraceFormat
 
-// One entry: the summary of one trace file and the key it was stored under, prefixed by a magic
-// number, a format version, a checksum and a length, so an entry is checked on its own wherever
-// it lies (in a pack, being copied into a new pack).
+// One section: the summary of one trace file and the key it was stored under, prefixed by a magic
+// number, a format version, a checksum and a length, so a section is checked on its own (the store
+// checks only its own layout: a bit flipped inside a summary would otherwise be read as a count).
 
 extension TraceSummaryCache {
     /// `ATSC`; bump ``formatVersion`` whenever the summary or its encoding changes.
     static let magic: UInt32 = 0x4353_5441
     /// 2: entries live in packs (``SummaryPack``); version 1 was one file per entry.
     /// 3: summaries count `websocket` events (version 2 skipped them as an unknown type).
-    static let formatVersion: UInt32 = 3
+    /// 4: sections of ``FileCacheStore`` entries; the merged summary names the files it covers.
+    static let formatVersion: UInt32 = 4
     /// Magic, version, checksum and length.
     static let prefixBytes = 24
 
@@ -42,21 +43,62 @@ extension TraceSummaryCache {
         return bytes
     }
 
-    /// The merge of a pack's entries, prefixed like an entry (no key: the pack's index holds them).
-    static func encodeMerged(_ summary: TraceSummary) -> [UInt8] {
+    /// The merged summary of a run and the files it covers (absolute path and status), prefixed
+    /// like an entry.
+    static func encodeMerged(_ summary: TraceSummary, granularity: Int64, covered: [String: FileStatus]) -> [UInt8] {
         var w = BinaryWriter(capacity: 65_536)
         w.put(magic); w.put(formatVersion); w.put(UInt64(0)); w.put(UInt64(0))
+        w.put(granularity)
+        w.putCount(covered.count)
+        for (file, status) in covered.sorted(by: { $0.key < $1.key }) {
+            w.put(file)
+            w.put(status.size); w.put(status.modifiedNanoseconds); w.put(status.inode)
+        }
         summary.encode(into: &w)
         return sealed(w)
     }
 
-    /// What ``encodeMerged(_:)`` wrote, decoded as hostile input; nil when it is not whole.
-    static func decodeMerged(_ raw: UnsafeRawBufferPointer) -> TraceSummary? {
-        guard isIntact(raw) else { return nil }
-        var r = BinaryReader(raw)
-        r.skip(prefixBytes)
-        guard let summary = try? TraceSummary(decoding: &r), r.remaining == 0 else { return nil }
-        return summary
+    /// The files a merged summary covers, without decoding the summary itself; nil when it is not whole.
+    static func mergedCoverage(_ bytes: [UInt8]) -> [String: FileStatus]? {
+        bytes.withUnsafeBytes { raw -> [String: FileStatus]? in
+            guard isIntact(raw) else { return nil }
+            var r = BinaryReader(raw)
+            r.skip(prefixBytes)
+            return try? coverage(&r)
+        }
+    }
+
+    private static func coverage(_ r: inout BinaryReader) throws(BinaryReader.Invalid) -> [String: FileStatus] {
+        _ = try r.get(Int64.self)
+        // A path takes 4 bytes at least, a status 24.
+        let count = try r.items(minimumSize: 28)
+        var covered: [String: FileStatus] = [:]
+        covered.reserveCapacity(count)
+        for _ in 0..<count {
+            let file = try r.string()
+            covered[file] = FileStatus(size: try r.get(Int64.self), modifiedNanoseconds: try r.get(Int64.self), inode: try r.get(UInt64.self))
+        }
+        guard covered.count == count else { throw BinaryReader.Invalid() }
+        return covered
+    }
+
+    /// What ``encodeMerged(_:granularity:covered:)`` wrote, decoded as hostile input; nil when it is not whole.
+    static func decodeMerged(_ bytes: [UInt8]) -> (granularity: Int64, covered: [String: FileStatus], summary: TraceSummary)? {
+        bytes.withUnsafeBytes { raw -> (granularity: Int64, covered: [String: FileStatus], summary: TraceSummary)? in
+            guard isIntact(raw) else { return nil }
+            var r = BinaryReader(raw)
+            r.skip(prefixBytes)
+            do throws(BinaryReader.Invalid) {
+                var peek = r
+                let granularity = try peek.get(Int64.self)
+                let covered = try coverage(&r)
+                let summary = try TraceSummary(decoding: &r)
+                guard r.remaining == 0 else { return nil }
+                return (granularity, covered, summary)
+            } catch {
+                return nil
+            }
+        }
     }
 
     /// True when `raw` is one whole entry of this format whose checksum matches.

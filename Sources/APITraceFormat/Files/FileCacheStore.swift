@@ -1,3 +1,11 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The one per-file cache store: what a reader took from each trace file, keyed by the file
 /// (its path, and the ``FileStatus`` it had: size, modification time, inode), so a later run reads
 /// only what changed. Clients (the alert's count cache, the report's and the export's caches)
@@ -9,9 +17,13 @@
 ///
 /// The store is one file, read with one `read` at ``init(path:client:)``; entries are indexed then,
 /// and decoded only when asked for (a run needs the files of its window, not the week the cache
-/// knows). ``save()`` keeps only the entries this run used, copying those it did not change as
-/// they were read. A damaged, truncated or foreign store file is ignored (``problem`` says why,
-/// naming the file) and rebuilt; every length and count in it is checked against the bytes left.
+/// knows). ``save()`` keeps the entries this run used, copying those it did not change as they
+/// were read, and, with a ``Retention/keeping(maximumBytes:unused:)`` retention (a cache shared by
+/// runs over different folders), the unused entries its client still wants, within a bound; it
+/// then also takes the entries another process saved since this one read the file, under a lock,
+/// so two runs saving at once both keep what they stored. A damaged, truncated or foreign store
+/// file is ignored (``problem`` says why, naming the file) and rebuilt; every length and count in
+/// it is checked against the bytes left.
 ///
 /// ```text
 /// "ATFS" u32 version  string client  u32 entries
@@ -35,8 +47,30 @@ package final class FileCacheStore: Sendable {
         }
     }
 
+    /// Which entries ``save()`` keeps besides those the run used.
+    package enum Retention: Sendable {
+        /// Only the entries this run used or changed (a cron job's cache over one folder).
+        case usedOnly
+        /// Also the entries not used this run for which `unused` is true (given the entry's file),
+        /// and those another process saved meanwhile, in a file of at most `maximumBytes`: past it,
+        /// unused entries go first, then used ones, oldest-named first, down to 80 % of the bound.
+        case keeping(maximumBytes: Int, unused: @Sendable (String) -> Bool)
+    }
+
+    /// What ``save()`` did.
+    package enum SaveOutcome: Sendable, Equatable {
+        /// Nothing to write: the file holds what the run would write.
+        case unchanged
+        /// The file was written; `evicted` entries were left out to stay within the bound.
+        case written(evicted: Int)
+        /// The file could not be written (a read-only folder, a full disk): the next run is only slower.
+        case failed(String)
+    }
+
     /// Path of the store file ("" for a store kept in memory only).
     package let path: String
+    /// Which entries a save keeps.
+    package let retention: Retention
     /// The client whose entries the file holds, with its format version (`"alert-counts 2"`):
     /// a file of another client or version is not read.
     package let client: String
@@ -65,9 +99,10 @@ package final class FileCacheStore: Sendable {
 
     /// Opens the store at `path` for `client`; a missing file is an empty store, an unreadable or
     /// damaged one too (with a ``problem``).
-    package init(path: String, client: String) {
+    package init(path: String, client: String, retention: Retention = .usedOnly) {
         self.path = path
         self.client = client
+        self.retention = retention
         var initial = State()
         switch RegularFile.read(path, limit: Self.maximumBytes) {
         case .success(nil): break
@@ -88,6 +123,7 @@ package final class FileCacheStore: Sendable {
     package init(client: String) {
         path = ""
         self.client = client
+        retention = .usedOnly
         state = Locked(State())
     }
 
@@ -139,16 +175,18 @@ package final class FileCacheStore: Sendable {
         }
     }
 
-    /// Writes the store (temporary file + rename) with the entries used since it was opened;
-    /// nothing when they are the ones read and none changed. A store that cannot be written
-    /// (a full disk) only makes the next run slower.
-    package func save() {
-        guard !path.isEmpty else { return }
-        state.withLock { state in
-            guard state.dirty else { return }
+    /// Writes the store (temporary file + rename) with the entries used since it was opened (and
+    /// those the ``retention`` keeps); nothing when they are the ones read and none changed. A
+    /// store that cannot be written (a full disk) only makes the next run slower.
+    @discardableResult
+    package func save() -> SaveOutcome {
+        guard !path.isEmpty else { return .unchanged }
+        if case .keeping(let maximumBytes, let unused) = retention { return saveKeeping(maximumBytes: maximumBytes, unused: unused) }
+        return state.withLock { state -> SaveOutcome in
+            guard state.dirty else { return .unchanged }
             let unchanged = state.changed.isEmpty && state.used.count == state.index.count && state.problem == nil
             state.dirty = false
-            if unchanged, state.used.allSatisfy({ state.index[$0] != nil }) { return }
+            if unchanged, state.used.allSatisfy({ state.index[$0] != nil }) { return .unchanged }
             var writer = BinaryWriter(capacity: state.raw.count + 4096)
             Self.putHeader(&writer, client: client)
             var kept = 0
@@ -164,11 +202,79 @@ package final class FileCacheStore: Sendable {
             }
             writer.put(UInt32(kept))
             writer.put(raw: body.bytes)
-            try? AtomicFileWriter.write(writer.bytes, to: path)
+            return Self.write(writer.bytes, to: path)
+        }
+    }
+
+    /// ``save()`` for a ``Retention/keeping(maximumBytes:unused:)`` store: under an exclusive lock
+    /// on `<path>.lock`, the file is read again, and the entries another process saved since this
+    /// one read it are kept (the newer, unless this run changed the same file's entry).
+    private func saveKeeping(maximumBytes: Int, unused: @Sendable (String) -> Bool) -> SaveOutcome {
+        state.withLock { state -> SaveOutcome in
+            guard state.dirty, !state.changed.isEmpty || state.problem != nil else {
+                state.dirty = false
+                return .unchanged
+            }
+            state.dirty = false
+            // Without the lock (a folder that cannot be written) the write below fails the same way.
+            let lock = try? RegularFile.openLock(path + ".lock").get()
+            if let lock { _ = flock(lock, LOCK_EX) }
+            defer { if let lock { close(lock) } }
+
+            var records: [String: [UInt8]] = [:]
+            for (file, range) in state.index where state.used.contains(file) || unused(file) {
+                records[file] = Array(state.raw[range])
+            }
+            if case .success(let bytes?) = RegularFile.read(path, limit: Self.maximumBytes), bytes != state.raw,
+               let theirs = try? Self.index(bytes, client: client) {
+                for (file, range) in theirs where !state.changed.contains(file) { records[file] = Array(bytes[range]) }
+            }
+            for file in state.changed {
+                if let entry = state.decoded[file] {
+                    var record = BinaryWriter(capacity: 256)
+                    Self.putRecord(&record, file: file, entry: entry)
+                    records[file] = record.bytes
+                } else {
+                    records[file] = nil
+                }
+            }
+            var total = Self.headerBytes(client: client) + records.values.reduce(0) { $0 + $1.count }
+            var evicted = 0
+            if total > maximumBytes {
+                let goal = maximumBytes / 5 * 4
+                let order = records.keys.filter { !state.used.contains($0) }.sorted() + records.keys.filter { state.used.contains($0) }.sorted()
+                for file in order where total > goal {
+                    total -= records.removeValue(forKey: file)?.count ?? 0
+                    evicted += 1
+                }
+            }
+            var writer = BinaryWriter(capacity: total)
+            Self.putHeader(&writer, client: client)
+            writer.put(UInt32(records.count))
+            for file in records.keys.sorted() { writer.put(raw: records[file]!) }
+            let outcome = Self.write(writer.bytes, to: path)
+            if case .written = outcome { return .written(evicted: evicted) }
+            return outcome
+        }
+    }
+
+    private static func write(_ bytes: [UInt8], to path: String) -> SaveOutcome {
+        do throws(AtomicFileWriter.Failure) {
+            try AtomicFileWriter.write(bytes, to: path)
+            return .written(evicted: 0)
+        } catch {
+            return .failed(error.description)
         }
     }
 
     // MARK: - Layout
+
+    /// Bytes of the header and entry count.
+    private static func headerBytes(client: String) -> Int {
+        var writer = BinaryWriter(capacity: 64)
+        putHeader(&writer, client: client)
+        return writer.bytes.count + 4
+    }
 
     private static func putHeader(_ writer: inout BinaryWriter, client: String) {
         writer.put(magic)

@@ -99,6 +99,7 @@ extension APITrace {
             let progress = ProgressLine()
             let summary = summarizer.summarize(paths: sources) { done, total in progress.update("read \(done) of \(total) files") }
             progress.finish()
+            for problem in cache?.problems ?? [] { FileHandle.standardError.write(Data("apitrace: warning: \(problem)\n".utf8)) }
 
             var report = TraceReport(summary: summary, options: .init(
                 sources: sources, includeDecodeFailures: includeDecodeFailures, bucketSeconds: bucketSeconds, topErrors: topErrors,
