@@ -28,10 +28,10 @@ final class OTLPBatchQueue<Item>: @unchecked Sendable {
         }
     }
 
-    /// The next item; nil once the producer finished and everything was taken.
+    /// The next item; nil once the producer finished and everything was taken, or once cancelled.
     func pop() -> Item? {
         condition.withLock {
-            while items.isEmpty && !finished { condition.wait() }
+            while items.isEmpty && !finished && !cancelled { condition.wait() }
             guard !items.isEmpty else { return nil }
             let item = items.removeFirst()
             condition.broadcast()

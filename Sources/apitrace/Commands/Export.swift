@@ -61,7 +61,7 @@ extension APITrace {
         var otlpProtocol: String?
 
         @Option(help: "With --format otlp: most spans and log records per request (requests also stay near 4 MiB).")
-        var batchSize: Int = 2048
+        var batchSize: Int = OTLPExport.defaultBatchSize
 
         func validate() throws {
             if state != nil, format == .har { throw ValidationError("--state goes with --format prometheus or otlp") }
