@@ -69,6 +69,47 @@ struct OTLPBatchProducerTests {
         #expect(paths.allSatisfy { state.countedEvents(in: $0) == 0 })
     }
 
+    @Test("one batch holding two files of different app versions counts each file's events under its own version, as adding them one by one does")
+    func metricsPerAppVersion() throws {
+        let dir = TemporaryDirectory()
+        var expected = OpenMetricsExporter()
+        var paths: [String] = []
+        for (f, version) in ["1.0", "2.0"].enumerated() {
+            // Durations and weights exact in binary: any order of addition gives the same sums.
+            let statuses = [200, 404, 503]
+            let durations: [Double] = [125, 250, 4000]
+            let events = (0..<300).map { (i: Int) -> TraceEvent in
+                let method = i % 3 == 0 ? "POST" : "GET"
+                let error: String? = i % 5 == 0 ? "URLError.timedOut" : nil
+                let rate: Double? = i % 2 == 0 ? 0.5 : nil
+                let request = TraceEvent.Request(
+                    method: method, route: "/r\(i % 7)", host: "api.example.com", status: statuses[i % 3],
+                    durationMs: durations[i % 3], error: error, sampleRate: rate)
+                return TraceEvent(timestamp: TraceFiles.day.adding(milliseconds: Int64(i)), .request(request))
+            }
+            var out = JSONOutput()
+            TraceFileHeader(producer: "p\(f)", app: "test", appVersion: version, started: TraceFiles.day).encode(to: &out)
+            out.bytes.append(0x0A)
+            for event in events {
+                event.encode(to: &out)
+                out.bytes.append(0x0A)
+                expected.add(event, appVersion: version)
+            }
+            let path = dir.file("\(f).jsonl.gz")
+            try Data(GzipDeflater.compress(out.bytes)).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        var export = OTLPExport(batchSize: 10_000) { _, payload in .sent(attempts: 1, bytesOnWire: payload.count) }
+        export.readingThreads = 1
+        var state = CumulativeExport(selection: "test")
+        let outcome = export.run(TraceExportReader(), paths, state: &state)
+        #expect(outcome.failure == nil && outcome.spans == 600)
+        #expect(outcome.requests == 2, "both files in one batch, then the metrics")
+        let got = state.metrics.text()
+        #expect(got.contains("app_version=\"1.0\"") && got.contains("app_version=\"2.0\""))
+        #expect(got == expected.text())
+    }
+
     @Test("each file's batches arrive in order and every event once, with files read on several threads and sent on several lanes",
           arguments: [(1, 1), (2, 1), (3, 1), (2, 2), (3, 3), (4, 2)])
     func perFileOrder(threads: Int, lanes: Int) throws {
