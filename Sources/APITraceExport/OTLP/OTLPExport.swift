@@ -26,9 +26,10 @@ public struct OTLPExport {
     public var encoding: OTLPEndpoint.Encoding
     /// Most spans plus log records per batch.
     public var batchSize: Int
-    /// The default of ``batchSize``: a batch of generated events is about 1 MiB of protobuf before
-    /// gzip, well under a Collector's 4 MiB receive limit, and few requests cost less than many.
-    public static let defaultBatchSize = 8192
+    /// The default of ``batchSize`` for an encoding: few large requests cost less than many, and
+    /// both stay well under a Collector's 4 MiB receive limit. On generated events a protobuf batch
+    /// of 8192 is about 2.1 MB before gzip; JSON spells out keys and ids, so 4096 make about 2.3 MB.
+    public static func defaultBatchSize(for encoding: OTLPEndpoint.Encoding) -> Int { encoding == .protobuf ? 8192 : 4096 }
     /// About the most bytes of text per batch (4 MiB, within every receiver's default limit): a
     /// batch of long lines is sent before it reaches ``batchSize``.
     public var batchBytes = 4 << 20
@@ -46,14 +47,14 @@ public struct OTLPExport {
     /// Off for a forwarder of single files (the collector's), whose totals are on its own `/metrics`.
     public var sendsMetrics = true
 
-    /// Creates an export.
+    /// Creates an export; without a `batchSize`, the encoding's default (``defaultBatchSize(for:)``).
     public init(
-        encoding: OTLPEndpoint.Encoding = .protobuf, batchSize: Int = OTLPExport.defaultBatchSize,
+        encoding: OTLPEndpoint.Encoding = .protobuf, batchSize: Int? = nil,
         commit: @escaping (CumulativeExport) -> Void = { _ in },
         deliver: @escaping (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
     ) {
         self.encoding = encoding
-        self.batchSize = max(1, batchSize)
+        self.batchSize = max(1, batchSize ?? Self.defaultBatchSize(for: encoding))
         self.commit = commit
         self.deliver = deliver
     }
