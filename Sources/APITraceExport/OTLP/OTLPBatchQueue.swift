@@ -1,6 +1,6 @@
 import Foundation
 
-/// The hand-over between an export's reading threads (decode, map, encode) and its sending thread:
+/// The hand-over between an export's reading threads (decode, map, encode) and a sending lane:
 /// at most `capacity` encoded batches wait, so reading runs a few batches ahead of the receiver and
 /// memory stays bounded whatever the files hold. Items of one producer come out in the order it
 /// pushed them.

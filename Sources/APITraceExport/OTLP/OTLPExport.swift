@@ -19,7 +19,7 @@ public struct OTLPExport {
     /// Sends one encoded payload of a signal (as ``prepare`` made it, when set); anything but `.sent` stops the export.
     public var deliver: (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
     /// Makes the body ``deliver`` gets from each encoded payload, on the reading threads, so the
-    /// sending thread only sends: ``OTLPSender/body(_:)`` (gzip) with ``OTLPSender/send(body:signal:)``.
+    /// sending lanes only send: ``OTLPSender/body(_:)`` (gzip) with ``OTLPSender/send(body:signal:)``.
     /// A payload it cannot prepare (it throws) stops the export. Nil: `deliver` gets the encoded payload.
     public var prepare: (([UInt8]) throws -> [UInt8])?
     /// The encoding payloads are made in.
