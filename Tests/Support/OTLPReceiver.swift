@@ -6,7 +6,7 @@ import Foundation
 /// decoded, as one JSON line (`MessageToDict`, ids as hex) to `received.jsonl` in its folder.
 ///
 /// Replies follow `replies` in order (`"503:1"` is a 503 with `Retry-After: 1`, `"400"` a 400,
-/// `"hang"` reads the request and never answers), then 200 with an empty `Export*ServiceResponse`.
+/// `"hang"` reads the request and never answers, `"slow"` answers 200 after 0.3 s), then 200 with an empty `Export*ServiceResponse`.
 /// `port` 0 picks a free one; a port from ``freePort()`` lets a test start the receiver late.
 public final class OTLPReceiver: @unchecked Sendable {
     public let folder: String
@@ -98,6 +98,9 @@ class Handler(BaseHTTPRequestHandler):
         if reply == "hang":
             time.sleep(3600)
             return
+        if reply == "slow":
+            time.sleep(0.3)
+            reply = "200"
         status, _, retry = reply.partition(":")
         status = int(status)
         try:

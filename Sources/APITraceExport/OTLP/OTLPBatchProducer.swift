@@ -39,6 +39,10 @@ final class OTLPBatchProducer: @unchecked Sendable {
     private var protobuf = OTLPProtobufBatch()
     private var json = OTLPBatch()
     private var metrics: OpenMetricsExporter?
+    /// The batch's events counted by the raw bytes of their labels (strings made once per series,
+    /// not per event), added to ``metrics`` when the batch is cut or the file's header changes.
+    private var tally: OpenMetricsExporter.FileTally?
+    private var header: TraceFileHeader?
     private var scratch = OTLPMapping.Scratch()
     /// Names the resource events are read under, changed whenever it changes (across files too).
     private var resourceID = 0
@@ -64,23 +68,36 @@ final class OTLPBatchProducer: @unchecked Sendable {
 
     /// A batch's metrics: limits no batch reaches, so what is past the state's own limits is
     /// decided when the batch is merged into it, in the order batches are accepted.
-    private func batchMetrics() -> OpenMetricsExporter? {
-        guard keepsMetrics else { return nil }
+    private var batchLimits: OpenMetricsExporter.Limits {
         let n = batchSize + 2
-        return OpenMetricsExporter(limits: .init(routes: n, identities: n, seriesPerFamily: n))
+        return .init(routes: n, identities: n, seriesPerFamily: n)
+    }
+
+    private func batchMetrics() -> OpenMetricsExporter? { keepsMetrics ? OpenMetricsExporter(limits: batchLimits) : nil }
+
+    /// Adds what the tally holds to the batch's metrics and starts it again, under `header`.
+    private func flushTally(then header: TraceFileHeader?) {
+        guard keepsMetrics else { return }
+        if let tally { metrics?.add(tally) }
+        var fresh = OpenMetricsExporter.FileTally(limits: batchLimits)
+        if let header { fresh.begin(header: header) }
+        tally = fresh
+        self.header = header
     }
 
     func run() {
         defer { queue.finish() }
         metrics = batchMetrics()
+        flushTally(then: nil)
         var stopped = false
         for (path, start) in plan {
             guard let start else {
                 usableFiles += 1
                 continue
             }
+            // A file's events count under its own header's app version, none until it has one.
+            flushTally(then: nil)
             var keep = true
-            var appVersion = ""
             // Consecutive events mostly share a session: the resource is made once per run of them.
             var resource = OTLPResource(header: nil, session: nil)
             var session: [UInt8]?
@@ -89,7 +106,7 @@ final class OTLPBatchProducer: @unchecked Sendable {
                 resource = OTLPResource(header: h, session: nil)
                 resourceID += 1
                 session = nil
-                appVersion = h.appVersion ?? ""
+                flushTally(then: h)
                 keep = reader.keepFile(h)
                 if keep, let app = h.app, !app.isEmpty { serviceNames[app, default: 0] += 1 }
                 // A file not kept is still read to its end, so its problems are reported and its events counted.
@@ -110,7 +127,7 @@ final class OTLPBatchProducer: @unchecked Sendable {
                     OTLPMapping.map(record, into: &builder, scratch: &scratch)
                     if let item = builder.item { json.add(item, resource: resource) }
                 }
-                metrics?.add(record, appVersion: appVersion)
+                tally?.add(record)
                 if count >= batchSize || approximateBytes >= batchBytes {
                     guard emit(mark: (path, index + 1)) else { stopped = true; return false }
                 }
@@ -138,6 +155,7 @@ final class OTLPBatchProducer: @unchecked Sendable {
 
     /// Encodes the batch and hands it over; false once the sending side gave up.
     private func emit(mark: (file: String, events: Int)?) -> Bool {
+        flushTally(then: header)
         let spans = encoding == .protobuf ? protobuf.spanCount : json.spanCount
         let logs = encoding == .protobuf ? protobuf.logCount : json.logCount
         var encoded = OTLPEncodedBatch(spans: spans, logs: logs, metrics: metrics, ends: ends, mark: mark)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The hand-over between an export's reading threads (decode, map, encode) and its sending thread:
+/// The hand-over between an export's reading threads (decode, map, encode) and a sending lane:
 /// at most `capacity` encoded batches wait, so reading runs a few batches ahead of the receiver and
 /// memory stays bounded whatever the files hold. Items of one producer come out in the order it
 /// pushed them.
@@ -28,10 +28,10 @@ final class OTLPBatchQueue<Item>: @unchecked Sendable {
         }
     }
 
-    /// The next item; nil once the producer finished and everything was taken.
+    /// The next item; nil once the producer finished and everything was taken, or once cancelled.
     func pop() -> Item? {
         condition.withLock {
-            while items.isEmpty && !finished { condition.wait() }
+            while items.isEmpty && !finished && !cancelled { condition.wait() }
             guard !items.isEmpty else { return nil }
             let item = items.removeFirst()
             condition.broadcast()

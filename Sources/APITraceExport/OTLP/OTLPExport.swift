@@ -19,32 +19,42 @@ public struct OTLPExport {
     /// Sends one encoded payload of a signal (as ``prepare`` made it, when set); anything but `.sent` stops the export.
     public var deliver: (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
     /// Makes the body ``deliver`` gets from each encoded payload, on the reading threads, so the
-    /// sending thread only sends: ``OTLPSender/body(_:)`` (gzip) with ``OTLPSender/send(body:signal:)``.
+    /// sending lanes only send: ``OTLPSender/body(_:)`` (gzip) with ``OTLPSender/send(body:signal:)``.
     /// A payload it cannot prepare (it throws) stops the export. Nil: `deliver` gets the encoded payload.
     public var prepare: (([UInt8]) throws -> [UInt8])?
     /// The encoding payloads are made in.
     public var encoding: OTLPEndpoint.Encoding
     /// Most spans plus log records per batch.
     public var batchSize: Int
+    /// The default of ``batchSize`` for an encoding: few large requests cost less than many, and
+    /// both stay well under a Collector's 4 MiB receive limit. On generated events a protobuf batch
+    /// of 8192 is about 2.1 MB before gzip; JSON spells out keys and ids, so 4096 make about 2.3 MB.
+    public static func defaultBatchSize(for encoding: OTLPEndpoint.Encoding) -> Int { encoding == .protobuf ? 8192 : 4096 }
     /// About the most bytes of text per batch (4 MiB, within every receiver's default limit): a
     /// batch of long lines is sent before it reaches ``batchSize``.
     public var batchBytes = 4 << 20
     /// Threads reading, mapping and encoding files at once (each file is read by one). Default: the core count.
     public var readingThreads = ProcessInfo.processInfo.activeProcessorCount
+    /// Files sent at once (each file's batches strictly one after the other, so ``commit`` marks stay
+    /// exactly-once): at most one lane per reading thread. 1, the default: ``deliver`` and
+    /// ``commit`` are called on the caller's thread. More: ``deliver`` is called from several threads
+    /// at once and must allow it (``OTLPSender/send(body:signal:)`` does); ``commit`` is still called
+    /// one batch at a time.
+    public var sendingLanes = 1
     /// Called after each accepted batch with the state as it now stands (to save it).
     public var commit: (CumulativeExport) -> Void
     /// Whether the state keeps cumulative totals and the run ends by sending them to `/v1/metrics`.
     /// Off for a forwarder of single files (the collector's), whose totals are on its own `/metrics`.
     public var sendsMetrics = true
 
-    /// Creates an export.
+    /// Creates an export; without a `batchSize`, the encoding's default (``defaultBatchSize(for:)``).
     public init(
-        encoding: OTLPEndpoint.Encoding = .protobuf, batchSize: Int = 2048,
+        encoding: OTLPEndpoint.Encoding = .protobuf, batchSize: Int? = nil,
         commit: @escaping (CumulativeExport) -> Void = { _ in },
         deliver: @escaping (OTLPEndpoint.Signal, [UInt8]) -> OTLPSender.Outcome
     ) {
         self.encoding = encoding
-        self.batchSize = max(1, batchSize)
+        self.batchSize = max(1, batchSize ?? Self.defaultBatchSize(for: encoding))
         self.commit = commit
         self.deliver = deliver
     }
@@ -68,7 +78,7 @@ public struct OTLPExport {
     ///
     /// Reading, mapping and encoding run on threads of their own (``readingThreads``, a file each),
     /// a few batches ahead of the sending (``deliver`` and ``commit`` are called on the caller's
-    /// thread, one batch at a time): the reader's `keepFile` and `keepEvent` are called on those
+    /// thread, one batch at a time, unless ``sendingLanes`` says otherwise): the reader's `keepFile` and `keepEvent` are called on those
     /// threads, possibly at once.
     public func run(_ reader: TraceExportReader, _ paths: [String], state: inout CumulativeExport) -> Outcome {
         var outcome = Outcome()
@@ -79,13 +89,18 @@ public struct OTLPExport {
         let plan = TraceFileSelection.select(found.files, since: reader.since, until: reader.until).map { ($0, state.startFile($0)) }
 
         // Files are read in parallel, each reader taking every n-th: a file's batches stay in order
-        // (its marks only grow), batches of different files may interleave.
+        // (its marks only grow), batches of different files may interleave. Each lane sends the
+        // batches of its readers one at a time (see `OTLPSendingLanes`).
         let readers = max(1, min(plan.count, readingThreads))
-        let queue = OTLPBatchQueue<OTLPEncodedBatch>(capacity: 2 * readers, producers: readers)
+        let lanes = max(1, min(readers, sendingLanes))
+        let queues = (0..<lanes).map { lane in
+            let fed = (readers - lane + lanes - 1) / lanes
+            return OTLPBatchQueue<OTLPEncodedBatch>(capacity: 2 * fed, producers: fed)
+        }
         let producers = (0..<readers).map { k in
             OTLPBatchProducer(
                 reader: reader, plan: plan.enumerated().filter { $0.offset % readers == k }.map(\.element), encoding: encoding,
-                batchSize: batchSize, batchBytes: batchBytes, keepsMetrics: sendsMetrics, prepare: prepare, queue: queue)
+                batchSize: batchSize, batchBytes: batchBytes, keepsMetrics: sendsMetrics, prepare: prepare, queue: queues[k % lanes])
         }
         for producer in producers {
             let thread = Thread { [producer] in producer.run() }
@@ -93,40 +108,8 @@ public struct OTLPExport {
             thread.stackSize = 4 << 20
             thread.start()
         }
-
-        func sendAll(_ signal: OTLPEndpoint.Signal, _ payload: [UInt8]) -> Bool {
-            switch deliver(signal, payload) {
-            case .sent(_, let bytes):
-                outcome.requests += 1
-                outcome.bytesOnWire += bytes
-                return true
-            case .failed(_, let reason), .rejected(_, let reason):
-                outcome.failure = reason
-                return false
-            }
-        }
-
-        batches: while let batch = queue.pop() {
-            if let failure = batch.failure {
-                outcome.failure = failure
-                queue.cancel()
-                break batches
-            }
-            for (signal, payload) in batch.payloads where !sendAll(signal, payload) {
-                queue.cancel()
-                break batches
-            }
-            outcome.spans += batch.spans
-            outcome.logs += batch.logs
-            if let metrics = batch.metrics { state.metrics.merge(metrics) }
-            for end in batch.ends {
-                state.setCountedEvents(end.events, in: end.start.file)
-                state.finishFile(end.start, usable: end.usable)
-            }
-            if let mark = batch.mark { state.setCountedEvents(mark.events, in: mark.file) }
-            if batch.spans + batch.logs > 0 || !batch.ends.isEmpty || batch.mark != nil { commit(state) }
-        }
-        queue.waitUntilFinished()
+        (state, outcome) = OTLPSendingLanes(queues: queues, state: state, outcome: outcome, deliver: deliver, commit: commit).run()
+        for queue in queues { queue.waitUntilFinished() }
         var serviceNames: [String: Int] = [:]
         for producer in producers {
             outcome.read.usableFiles += producer.usableFiles
@@ -141,7 +124,15 @@ public struct OTLPExport {
                 let now = UInt64(max(0, TraceTimestamp.now().millisecondsSince1970)) &* 1_000_000
                 let payload = encoding == .protobuf
                     ? OTLPProtobufEncoding.metrics(groups, start: start, time: now) : OTLPJSONEncoding.metrics(groups, start: start, time: now)
-                do { _ = sendAll(.metrics, try prepare?(payload) ?? payload) } catch {
+                do {
+                    switch deliver(.metrics, try prepare?(payload) ?? payload) {
+                    case .sent(_, let bytes):
+                        outcome.requests += 1
+                        outcome.bytesOnWire += bytes
+                    case .failed(_, let reason), .rejected(_, let reason):
+                        outcome.failure = reason
+                    }
+                } catch {
                     outcome.failure = "cannot prepare the payload: \(error)"
                 }
             }

@@ -51,8 +51,9 @@ extension APITrace.Export {
             var export = OTLPExport(encoding: endpoint.encoding, batchSize: batchSize, commit: commit) { signal, body in
                 sender.send(body: body, signal: signal)
             }
-            // Bodies are gzipped on the reading threads: the sending thread only sends.
+            // Bodies are gzipped on the reading threads: the sending threads only send, a file each at once.
             export.prepare = { try sender.body($0) }
+            export.sendingLanes = export.readingThreads
             outcome = export.run(reader, sources, state: &cumulative)
         }
         for warning in outcome.read.warnings.map(\.description) { FileHandle.standardError.write(Data("apitrace: warning: \(warning)\n".utf8)) }

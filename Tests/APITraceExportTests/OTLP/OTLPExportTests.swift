@@ -11,17 +11,19 @@ import Testing
 struct OTLPExportTests {
     func export(
         _ folder: String, to receiver: OTLPReceiver, encoding: OTLPEndpoint.Encoding = .protobuf, state: String? = nil,
-        batchSize: Int = 64, configure: (inout OTLPSender) -> Void = { _ in }
+        batchSize: Int = 64, lanes: Int = 1, configure: (inout OTLPSender) -> Void = { _ in }
     ) throws -> OTLPExport.Outcome {
         var sender = OTLPSender(endpoint: OTLPEndpoint(base: URL(string: receiver.endpoint)!, encoding: encoding))
         sender.backoff = .milliseconds(50)
         configure(&sender)
         var cumulative = try state.map { try CumulativeExport.load(path: $0, selection: "otlp all") } ?? CumulativeExport(selection: "otlp all")
-        let export = OTLPExport(encoding: encoding, batchSize: batchSize, commit: { current in
+        var export = OTLPExport(encoding: encoding, batchSize: batchSize, commit: { current in
             if let state { try? current.save(path: state) }
-        }) { signal, payload in
+        }) { [sender] signal, payload in
             sender.send(payload, signal: signal)
         }
+        export.readingThreads = max(2, lanes)
+        export.sendingLanes = lanes
         let outcome = export.run(TraceExportReader(), [folder], state: &cumulative)
         if let state, outcome.failure == nil {
             cumulative.forgetFiles(notIn: Set(outcome.read.filesFound))
@@ -118,6 +120,44 @@ struct OTLPExportTests {
         #expect(second.spans == 201 - first.spans)
         let checked = try await OTLPExpectations.check([traces], received: dir.file("received.jsonl"))
         #expect(checked == "OK 201 6")
+    }
+
+    @Test("files sent at once, a lane each: a refusal on one lane stops them all with every accepted batch marked; the next run sends the rest, each event once",
+          arguments: [2, 3, 5])
+    func lanesStopAndResume(accepted: Int) async throws {
+        let dir = TemporaryDirectory()
+        let traces = dir.file("traces")
+        // Two files of about 200 requests: ten batches of 20 each, sent on two lanes at once.
+        try await OTLPExpectations.generate(into: traces, seed: 12, requests: 400)
+        let state = dir.file("state.json")
+        let receiver = try await OTLPReceiver.start(in: dir.path, replies: Array(repeating: "200", count: accepted) + ["400"])
+        defer { receiver.stop() }
+        let first = try await offPool { try export(traces, to: receiver, state: state, batchSize: 20, lanes: 2) }
+        #expect(first.failure?.contains("HTTP 400 from http://127.0.0.1:\(receiver.port)/v1/") == true, "\(first.failure ?? "no failure")")
+        #expect(first.spans >= 20 * (accepted - 1) && first.spans < 401)
+        let second = try await offPool { try export(traces, to: receiver, state: state, batchSize: 20, lanes: 2) }
+        #expect(second.failure == nil)
+        #expect(first.spans + second.spans == 401)
+        // The checker fails any span that arrived twice or never.
+        let checked = try await OTLPExpectations.check([traces], received: dir.file("received.jsonl"))
+        #expect(checked == "OK 401 6")
+    }
+
+    @Test("two lanes have two files' requests in flight at once (a receiver taking 0.3 s a request)")
+    func lanesOverlap() async throws {
+        let dir = TemporaryDirectory()
+        let traces = dir.file("traces")
+        try await OTLPExpectations.generate(into: traces, seed: 13, requests: 120)
+        let receiver = try await OTLPReceiver.start(in: dir.path, replies: Array(repeating: "slow", count: 6))
+        defer { receiver.stop() }
+        let outcome = try await offPool { try export(traces, to: receiver, batchSize: 20, lanes: 2) }
+        #expect(outcome.failure == nil && outcome.spans == 121)
+        // Sent one after the other, requests arrive at least 0.3 s apart; on two lanes, two arrive together.
+        let times = receiver.requests.prefix(6).map(\.time).sorted()
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(gaps.min().map { $0 < 0.2 } == true, "gaps between arrivals: \(gaps)")
+        let checked = try await OTLPExpectations.check([traces], received: dir.file("received.jsonl"))
+        #expect(checked == "OK 121 6")
     }
 
     @Test("an endpoint nobody listens on: the run stops after its tries with a message naming it, nothing marked")
