@@ -138,6 +138,15 @@ public final class TraceSummaryCache: Sendable {
         var summary: TraceSummary
         /// The file's header `app_version`, when it had a header (`nil` inside when the header has none).
         var header: String??
+
+        /// Warnings stored naming the file by one path name it by the other (a cache keeps absolute
+        /// paths; a report names files as the user gave them).
+        mutating func renameWarnings(from old: String, to new: String) {
+            guard old != new else { return }
+            summary.warnings = summary.warnings.map {
+                TraceReadWarning(path: $0.path == old ? new : $0.path, kind: $0.kind, eventsKept: $0.eventsKept)
+            }
+        }
     }
 
     /// The section holding a file's summary at `granularity`.
@@ -164,11 +173,7 @@ public final class TraceSummaryCache: Sendable {
             }
         }
         guard var entry = found else { return nil }
-        if path != absolutePath {
-            entry.summary.warnings = entry.summary.warnings.map {
-                TraceReadWarning(path: $0.path == absolutePath ? path : $0.path, kind: $0.kind, eventsKept: $0.eventsKept)
-            }
-        }
+        entry.renameWarnings(from: absolutePath, to: path)
         return entry
     }
 
@@ -177,11 +182,7 @@ public final class TraceSummaryCache: Sendable {
     @discardableResult
     func store(_ entry: Entry, absolutePath: String, path: String, status: FileStatus, granularity: Int64) -> Bool {
         var entry = entry
-        if path != absolutePath {
-            entry.summary.warnings = entry.summary.warnings.map {
-                TraceReadWarning(path: $0.path == path ? absolutePath : $0.path, kind: $0.kind, eventsKept: $0.eventsKept)
-            }
-        }
+        entry.renameWarnings(from: path, to: absolutePath)
         let bytes = Self.encode(entry, absolutePath: absolutePath, status: status, granularity: granularity)
         guard bytes.count <= Self.maximumEntryBytes, !state.withLock({ $0.stats.readOnly }) else { return false }
         let name = Self.section(granularity: granularity)
@@ -266,11 +267,7 @@ public final class TraceSummaryCache: Sendable {
         }
         state.withLock { found == nil ? ($0.stats.misses += 1) : ($0.stats.hits += 1) }
         guard var entry = found else { return nil }
-        if path != absolutePath {
-            entry.summary.warnings = entry.summary.warnings.map {
-                TraceReadWarning(path: $0.path == absolutePath ? path : $0.path, kind: $0.kind, eventsKept: $0.eventsKept)
-            }
-        }
+        entry.renameWarnings(from: absolutePath, to: path)
         return entry
     }
 
@@ -278,11 +275,7 @@ public final class TraceSummaryCache: Sendable {
     @discardableResult
     func storeOpen(_ entry: Entry, absolutePath: String, path: String, status: FileStatus, prefix: AppendedPrefix, granularity: Int64) -> Bool {
         var entry = entry
-        if path != absolutePath {
-            entry.summary.warnings = entry.summary.warnings.map {
-                TraceReadWarning(path: $0.path == path ? absolutePath : $0.path, kind: $0.kind, eventsKept: $0.eventsKept)
-            }
-        }
+        entry.renameWarnings(from: path, to: absolutePath)
         let bytes = Self.encode(entry, absolutePath: absolutePath, status: Self.openKey(length: prefix.offset, inode: status.inode), granularity: granularity)
         guard bytes.count <= Self.maximumEntryBytes, !state.withLock({ $0.stats.readOnly }) else { return false }
         let name = Self.section(granularity: granularity)
