@@ -31,6 +31,10 @@ package struct CountingLineScanner {
     package private(set) var record = CountedRecord()
     private var timestamps = MinuteTimestamps()
     private let table = CountingLineScanner.fieldTable
+    /// The key met at each position of the last lines: lines of one file mostly list their keys in
+    /// the same order, so a key is first compared with the one expected there, and looked up only
+    /// when it differs.
+    private var expected = [Slot](repeating: Slot(), count: 24)
 
     package init() {}
 
@@ -46,6 +50,7 @@ package struct CountingLineScanner {
         var status, suppressed, code, count, ignoredInt: Int64?
         var duration, sampleRate, ignoredDouble: Double?
         var i = 1
+        var position = 0
         while true {
             // p[i] is the opening quote of a key.
             let keyStart = i + 1
@@ -53,7 +58,8 @@ package struct CountingLineScanner {
             i = keyEnd + 1
             guard i + 1 < n, p[i] == UInt8(ascii: ":") else { return false }
             i += 1
-            guard let field = lookup(p, keyStart, keyEnd - keyStart, n) else { return false }
+            guard let field = field(p, keyStart, keyEnd - keyStart, n, position: position) else { return false }
+            position += 1
             let ok: Bool
             switch field {
             case .type: ok = Self.string(p, n, &i, &type)
@@ -372,15 +378,24 @@ package struct CountingLineScanner {
         Int(truncatingIfNeeded: ((w0 &* 0x9E37_79B9_7F4A_7C15) ^ (w1 &* 0xC2B2_AE3D_27D4_EB4F) ^ (UInt64(length) &* 0x1656_67B1_9E37_79F9)) >> 56)
     }
 
+    /// The field of the key at `start`, first compared with the one expected at `position`.
     @inline(__always)
-    private func lookup(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int) -> Field? {
+    private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, position: Int) -> Field? {
         guard length >= 1, length <= 16 else { return nil }
         let w0 = Self.word(p, start, min(length, 8), n), w1 = length > 8 ? Self.word(p, start + 8, length - 8, n) : 0
+        let known = position < expected.count
+        if known {
+            let guess = expected[position]
+            if guess.length == length, guess.w0 == w0, guess.w1 == w1 { return guess.field }
+        }
         var h = Self.hash(w0, w1, length)
         while true {
             let slot = table[h]
             if slot.length == 0 { return nil }
-            if slot.length == length, slot.w0 == w0, slot.w1 == w1 { return slot.field }
+            if slot.length == length, slot.w0 == w0, slot.w1 == w1 {
+                if known { expected[position] = slot }
+                return slot.field
+            }
             h = (h + 1) & (Self.slots - 1)
         }
     }
