@@ -30,14 +30,9 @@ extension OpenMetricsExporter {
             case dropped(reason: String)
         }
 
-        /// Label bytes hashed as one block (an array of bytes hashes element by element, several times slower).
-        fileprivate struct Key: Hashable {
-            var bytes: [UInt8]
-            func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
-        }
-
-        private var index: [Key: Int] = [:]
-        private var otherIndex: [Key: Int] = [:]
+        /// Requests' series (``entries``) and the other types' (``series``) by their label bytes.
+        private var index = SeriesTable()
+        private var otherIndex = SeriesTable()
         private var key: [UInt8] = []
         fileprivate var entries: [Entry] = []
         /// The other types' series in the order first seen, with their counts.
@@ -83,7 +78,10 @@ extension OpenMetricsExporter {
         }
 
         /// Counts one record of the file.
-        package mutating func add(_ record: TraceRecord) {
+        package mutating func add(_ record: TraceRecord) { add(CountedRecord(record)) }
+
+        /// Counts one line of the file by its counted fields.
+        package mutating func add(_ record: CountedRecord) {
             key.removeAll(keepingCapacity: true)
             guard record.kind == .request else {
                 addOther(record)
@@ -97,12 +95,8 @@ extension OpenMetricsExporter {
             key.append(UInt8(truncatingIfNeeded: status >> 8))
             key.append(UInt8(truncatingIfNeeded: status))
             key.append(Self.outcomeByte(record.outcome))
-            let i: Int
-            if let found = index[Key(bytes: key)] {
-                i = found
-            } else {
-                i = entries.count
-                index[Key(bytes: key)] = i
+            let (i, isNew) = index.series(of: key)
+            if isNew {
                 entries.append(Entry(
                     method: record.method?.string ?? "", route: record.route?.string ?? "", host: record.host?.string ?? "",
                     status: record.status, error: record.error?.string, outcome: record.outcome))
@@ -118,7 +112,7 @@ extension OpenMetricsExporter {
         }
 
         /// Counts an event of another type under its series (what ``OpenMetricsExporter/add(_:appVersion:)`` reads of it).
-        private mutating func addOther(_ record: TraceRecord) {
+        private mutating func addOther(_ record: CountedRecord) {
             let count: Int
             switch record.kind {
             case .decodeFailure:
@@ -139,7 +133,8 @@ extension OpenMetricsExporter {
             case .log, .request:
                 return
             }
-            if let i = otherIndex[Key(bytes: key)] {
+            let (i, isNew) = otherIndex.series(of: key)
+            if !isNew {
                 series[i].count = series[i].count.addingSaturated(count)
                 return
             }
@@ -154,7 +149,6 @@ extension OpenMetricsExporter {
             case .websocket: made = .websocket(phase: record.phase?.string ?? "", route: record.route?.string ?? "", code: record.code.map { Int($0) })
             default: made = .dropped(reason: record.reason?.string ?? "")
             }
-            otherIndex[Key(bytes: key)] = series.count
             series.append((made, count))
         }
 

@@ -27,7 +27,8 @@ extension JSONScanner {
             || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
     }
 
-    private static let powersOfTen: [Double] = (0...22).map { pow10($0) }
+    /// Exact powers of ten, 10^0 to 10^22 (the reader of counted fields divides by the same ones).
+    static let powersOfTen: [Double] = (0...22).map { pow10($0) }
     private static func pow10(_ n: Int) -> Double { var v = 1.0; for _ in 0..<n { v *= 10 }; return v }
 
     /// Reads a number value, in RFC 8259's grammar: `-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`.

@@ -12,9 +12,12 @@
 /// let scan = stream.finish()
 /// ```
 package final class TraceRecordStream {
-    private var splitter: LineSplitter
-    private var lines: TraceFileReader.RecordLines
-    private var raw = TraceFileReader.RawResult()
+    // Each taken out of the object while a block is read (``feed(_:header:_:)``): a class's stored
+    // properties are checked for exclusive access at run time, which on every line cost about as
+    // much as counting it.
+    private var splitter: LineSplitter?
+    private var lines: TraceFileReader.RecordLines?
+    private var raw: TraceFileReader.RawResult? = TraceFileReader.RawResult()
     private let name: String
     private let maximumLineLength: Int
     private var stopped = false
@@ -35,9 +38,29 @@ package final class TraceRecordStream {
         header accept: (TraceFileHeader, UnsafeRawBufferPointer) -> Bool = { _, _ in true },
         _ body: (TraceRecord, UnsafeRawBufferPointer, Int) -> Bool
     ) -> Bool {
+        feed(block) { lines, line, number in lines.read(line, number: number, header: accept, body) }
+    }
+
+    /// ``feed(_:header:_:)`` for counting: each event's counted fields (``TraceFileReader/RecordLines/readCounted(_:number:header:_:)``).
+    @discardableResult
+    package func feed(
+        _ block: UnsafeRawBufferPointer,
+        header accept: (TraceFileHeader, UnsafeRawBufferPointer) -> Bool = { _, _ in true },
+        counted body: (CountedRecord) -> Bool
+    ) -> Bool {
+        feed(block) { lines, line, number in lines.readCounted(line, number: number, header: accept, body) }
+    }
+
+    @inline(__always)
+    private func feed(_ block: UnsafeRawBufferPointer, _ read: (inout TraceFileReader.RecordLines, UnsafeRawBufferPointer, Int) -> Bool) -> Bool {
         guard !stopped else { return false }
+        // Moved out, the object keeping nothing meanwhile, so each stays uniquely referenced.
+        var splitter = self.splitter!, lines = self.lines!, raw = self.raw!
+        self.splitter = nil; self.lines = nil; self.raw = nil
+        defer { self.splitter = splitter; self.lines = lines; self.raw = raw }
         raw.bytes += block.count
-        stopped = !splitter.split(block) { line, lineStart in
+        let name = name, maximumLineLength = maximumLineLength
+        var stopped = !splitter.split(block) { line, lineStart in
             raw.lines += 1
             guard let line else {
                 if raw.longLines.count < TraceFileReader.LineWarnings.limit {
@@ -47,22 +70,23 @@ package final class TraceRecordStream {
                 }
                 return true
             }
-            return lines.read(line, number: raw.lines, header: accept, body)
+            return read(&lines, line, raw.lines)
         }
         // As a file's reader does: a first line past the limit is no header, and is not read to its end.
         if !stopped, raw.lines == 0, splitter.isSkippingLongLine {
             stopped = true
             raw.problem = .init(path: name, kind: .notATraceFile("its first line is longer than \(maximumLineLength) bytes"), eventsKept: 0)
         }
+        self.stopped = stopped
         return !stopped
     }
 
     /// What was read: the header, events, skipped lines and warnings (a partial last line among them).
     package func finish() -> TraceFileReader.RecordScan {
-        var raw = raw
-        if !stopped, splitter.hasPartialLine, raw.problem == nil {
+        var raw = raw!
+        if !stopped, splitter!.hasPartialLine, raw.problem == nil {
             raw.problem = .init(path: name, kind: .partialLastLine(line: raw.lines + 1), eventsKept: 0)
         }
-        return lines.finish(raw)
+        return lines!.finish(raw)
     }
 }
