@@ -167,7 +167,7 @@ struct CountingLineScannerTests {
             while offset < file.count {
                 let block = Array(file[offset..<min(file.count, offset + 65_536)])
                 offset += block.count
-                block.withUnsafeBytes { bytes in
+                _ = block.withUnsafeBytes { bytes in
                     if counted {
                         stream.feed(bytes, counted: { records.append(Self.counted($0)); return true })
                     } else {

@@ -39,7 +39,7 @@ struct AlertExtraFailuresTests {
         #expect((extra["share"] as? Double ?? 0) >= 0.5)
         let line = extra["line"] as? String ?? ""
         #expect(line.hasPrefix("Most of the extra failures: ") && line.hasSuffix("% /apps/{id} on app 2.4.0"), "\(line)")
-        #expect((trigger["summary"] as? String ?? "").contains("most of the extra failures: "), "\(trigger["summary"] ?? "")")
-        #expect((extra["baseline"] as? String ?? "").contains("6h"))
+        #expect(((trigger["summary"] as? String) ?? "").contains("most of the extra failures: "), "\(trigger["summary"] ?? "")")
+        #expect(((extra["baseline"] as? String) ?? "").contains("6h"))
     }
 }

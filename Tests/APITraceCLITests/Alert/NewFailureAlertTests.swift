@@ -104,6 +104,6 @@ struct NewFailureAlertTests {
         try Self.file(dir.path + "/traces", producer: "new", version: "2.4.0", start: Self.release, new)
         let triggers = try await Self.cron(dir.path, at: [Self.release + 20 * 60_000, Self.release + 25 * 60_000]).filter { $0["action"] as? String == "trigger" }
         #expect(triggers.count == 1)
-        #expect((triggers.first?["summary"] as? String ?? "").hasPrefix("new-failures: regressed decode_failure"), "\(triggers)")
+        #expect((triggers.first?["summary"] as? String)?.hasPrefix("new-failures: regressed decode_failure") == true, "\(triggers)")
     }
 }
