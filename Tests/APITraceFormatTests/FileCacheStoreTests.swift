@@ -1,6 +1,11 @@
 import APITraceFormat
 import APITraceTestSupport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 
 /// The one per-file cache store under the alert's and the report's caches: real files on disk,
@@ -131,6 +136,34 @@ import Testing
         #expect(kept["/kept/1"] == entry(21) && kept["/a/1"] == entry(12) && kept["/b/1"] == entry(11))
         // Only the store and its lock file in the folder.
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == ["cache", "cache.lock"])
+    }
+
+    @Test func aSaveWhoseLockStaysTakenGivesUpWithinItsBoundNamingTheLockAndSavesLater() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("cache")
+        let keeping = FileCacheStore.Retention.keeping(maximumBytes: 1 << 20) { _ in true }
+        // A run that stopped (^Z) while saving holds the lock: here a second open of the lock file,
+        // whose flock conflicts with the store's as another process's would (locks belong to the
+        // open file, not the process).
+        let holder = open(path + ".lock", O_RDWR | O_CREAT, 0o600)
+        #expect(holder >= 0 && flock(holder, LOCK_EX) == 0)
+        let store = FileCacheStore(path: path, client: Self.client, retention: keeping)
+        store.update("/a") { $0 = entry(1) }
+        let started = Date()
+        let outcome = store.save()
+        let waited = Date().timeIntervalSince(started)
+        guard case .failed(let reason) = outcome else {
+            Issue.record("saved under a lock another holder keeps: \(outcome)")
+            return
+        }
+        #expect(reason.contains("cache.lock") && reason.contains("locked"), "\(reason)")
+        #expect(waited >= FileCacheStore.lockWait - 0.5 && waited < FileCacheStore.lockWait + 10, "waited \(waited) s")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // Let go: the same store saves what it holds.
+        close(holder)
+        #expect(store.save() == .written(evicted: 0))
+        let saved = try #require(FileCacheStore.decodeAll(Array(try Data(contentsOf: URL(fileURLWithPath: path))), client: Self.client))
+        #expect(saved["/a"] == entry(1))
     }
 
     @Test func pastItsBoundAKeepingStoreDropsUnusedEntriesFirst() throws {

@@ -218,8 +218,13 @@ package final class FileCacheStore: Sendable {
             state.dirty = false
             // Without the lock (a folder that cannot be written) the write below fails the same way.
             let lock = try? RegularFile.openLock(path + ".lock").get()
-            if let lock { _ = flock(lock, LOCK_EX) }
             defer { if let lock { close(lock) } }
+            if let lock, !Self.lock(lock, within: Self.lockWait) {
+                // Held by a process that does not let go (stopped with ^Z, hung): this run's entries
+                // are not saved rather than the run waiting for ever; the next run reads the files again.
+                state.dirty = true
+                return .failed("\(FileSystemPath.display(path + ".lock")) stayed locked by another process for \(Int(Self.lockWait)) s")
+            }
 
             var records: [String: [UInt8]] = [:]
             for (file, range) in state.index where state.used.contains(file) || unused(file) {
@@ -256,6 +261,20 @@ package final class FileCacheStore: Sendable {
             if case .written = outcome { return .written(evicted: evicted) }
             return outcome
         }
+    }
+
+    /// How long a save waits for another process's save (which takes milliseconds) to finish.
+    package static let lockWait: Double = 5
+
+    /// Takes `fd`'s exclusive lock, trying every 10 ms for `seconds`; false if it stayed taken.
+    private static func lock(_ fd: Int32, within seconds: Double) -> Bool {
+        var attempts = Int(seconds * 100)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, attempts > 0 else { return false }
+            attempts -= 1
+            usleep(10_000)
+        }
+        return true
     }
 
     private static func write(_ bytes: [UInt8], to path: String) -> SaveOutcome {
