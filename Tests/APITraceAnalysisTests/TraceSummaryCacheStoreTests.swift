@@ -149,6 +149,18 @@ struct TraceSummaryCacheStoreTests {
         for path in legacy { #expect(!FileManager.default.fileExists(atPath: path), "\(path)") }
     }
 
+    @Test("a cache folder that also holds a user's own .pack and .summary files: only the earlier layouts' names are removed")
+    func legacyNamesOnly() throws {
+        let traces = try GeneratedTraces(events: 2000, files: 2, seed: 35)
+        let folder = TemporaryDirectory()
+        let theirs = ["notes.pack", "2026.summary", "00000000deadbeef-x-1.pack", "0000018b1c2d3e4f-12-34.pack.bak", ".hidden.pack.tmp", "00000000DEADBEEF.summary"]
+        for name in theirs { try Data("a user's file".utf8).write(to: URL(fileURLWithPath: folder.file(name))) }
+        let cache = TraceSummaryCache(directory: folder.path)
+        _ = TraceSummarizer(cache: cache).summarize(paths: [traces.folder.path])
+        #expect(cache.statistics.stored > 0)
+        for name in theirs { #expect(FileManager.default.fileExists(atPath: folder.file(name)), "\(name) was removed") }
+    }
+
     /// A store whose layout is valid but one section's bytes are changed (the store has no checksum
     /// of its own: the section's is what catches it).
     static func damaging(_ folder: String, key: String, section: String, _ change: (inout [UInt8]) -> Void) throws {
