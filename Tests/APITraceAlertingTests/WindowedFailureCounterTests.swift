@@ -122,4 +122,38 @@ import Testing
         let scoped = WindowedFailureCounter(rules: [other], ranges: ranges, cache: FileCountCache(path: dir.file("c"))).count(paths: [traces])
         #expect(scoped.filesFromCache == 0 && scoped.counts[0].totals(in: (now - 360 * minute)..<now).requests == 0)
     }
+
+    @Test func aCachedRunThatNoLongerDecodesIsCountedAfreshAndEveryBucketStaysTheSame() throws {
+        let dir = TemporaryDirectory()
+        let traces = dir.file("traces")
+        try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
+        // Sampled traffic: weights of 1/0.3 are not whole numbers, so a bucket's sum depends on the
+        // order files are added in; cached and read files must be merged in the same order as a plain count.
+        let traffic = [TraceFixture.Traffic(from: -360, to: 0, perMinute: 20, failureRatio: 0.05, sampleRate: 0.3),
+                       TraceFixture.Traffic(from: -300, to: -100, perMinute: 7, failureRatio: 0.4, route: "/news")]
+        try TraceFixture.write(TraceFixture.events(traffic), to: traces)
+        let rule = AlertRule(name: "all", slo: 0.99)
+        let ranges = rule.countedRanges(from: now, to: now)
+        let plain = WindowedFailureCounter(rules: [rule], ranges: ranges).count(paths: [traces])
+        let cachePath = dir.file("c")
+        _ = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: cachePath)).count(paths: [traces])
+        // Cut the run of the second file's entry short: the store's record still decodes, the run does not.
+        let client = "alert-counts 2"
+        var stored = try #require(FileCacheStore.decodeAll(Array(try Data(contentsOf: URL(fileURLWithPath: cachePath))), client: client))
+        let second = try #require(stored.keys.sorted().dropFirst().first)
+        let run = try #require(stored[second]?.sections.keys.first { $0.hasPrefix("runs\u{1}") })
+        stored[second]?.sections[run]?.removeLast(3)
+        try Data(FileCacheStore.encodeAll(stored, client: client)).write(to: URL(fileURLWithPath: cachePath))
+
+        let damaged = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: cachePath)).count(paths: [traces])
+        #expect(damaged.filesFromCache == 4 && damaged.filesOpened == 2)
+        let again = WindowedFailureCounter(rules: [rule], ranges: ranges, cache: FileCountCache(path: cachePath)).count(paths: [traces])
+        #expect(again.filesFromCache == 5 && again.filesOpened == 1)
+        for result in [damaged, again] {
+            for start in stride(from: now - 360 * minute, to: now, by: Int(minute / 6)) {
+                let bucket = start..<(start + minute / 6)
+                #expect(result.counts[0].totals(in: bucket) == plain.counts[0].totals(in: bucket), "bucket at \(start)")
+            }
+        }
+    }
 }

@@ -67,6 +67,29 @@ struct RegularFileTests {
         #expect(explicit.files.isEmpty && explicit.warnings.first?.description.contains("FIFO") == true)
     }
 
+    @Test("read returns a file whole up to its limit, refuses one byte more, and reads files whose size stat does not tell",
+          arguments: [0, 1, 4_095, 65_536, 65_537, 300_001])
+    func readWhole(size: Int) throws {
+        let dir = TemporaryDirectory()
+        let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let path = dir.file("state.json")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        guard case .success(let read?) = RegularFile.read(path, limit: size) else { Issue.record("not read at its own size"); return }
+        #expect(read == bytes)
+        if size > 0 {
+            let refusal = RegularFile.read(path, limit: size - 1).failureReason
+            #expect(refusal == "is larger than \(size - 1) bytes; refused")
+        }
+        guard case .success(nil) = RegularFile.read(dir.file("missing.json"), limit: 10) else { Issue.record("a missing file is not nil"); return }
+        // procfs reports a size of 0 for files that hold text: read to their end all the same, within the limit.
+        guard case .success(let status?) = RegularFile.read("/proc/self/status", limit: 1 << 20) else { Issue.record("/proc/self/status not read"); return }
+        #expect(String(decoding: status, as: UTF8.self).contains("VmRSS:"))
+        #expect(RegularFile.read("/proc/self/status", limit: 10).failureReason == "is larger than 10 bytes; refused")
+        // The largest limit a caller passes (Int32.max, Int.max) does not overflow the buffer's growth.
+        guard case .success(let any?) = RegularFile.read(path, limit: .max) else { Issue.record("not read with no limit"); return }
+        #expect(any == bytes)
+    }
+
     @Test("a first line longer than the limit is refused after reading about the limit, not to its end",
           arguments: [true, false])
     func firstLineCapped(compressed: Bool) throws {

@@ -52,6 +52,13 @@ package final class FileCountCache: Sendable {
         return found
     }
 
+    /// True when the cache has an entry for `file` as it is now with a run for every signature:
+    /// ``runs(for:status:signatures:grouped:)`` will most likely serve it (it still checks the runs).
+    func holdsRuns(for file: String, status: FileStatus, signatures: [String]) -> Bool {
+        guard let entry = store.entry(file), entry.status == status, entry.prefix == nil else { return false }
+        return signatures.allSatisfy { entry.sections[Self.runsSection + $0] != nil }
+    }
+
     func store(_ runs: [BucketRun], groups: [[String: BucketRun]], for file: String, status: FileStatus, signatures: [String]) {
         update(file, status: status, prefix: nil) { Self.put(runs, groups: groups, signatures: signatures, into: &$0) }
     }

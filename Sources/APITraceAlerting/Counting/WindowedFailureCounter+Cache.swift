@@ -22,13 +22,18 @@ struct CachedCounting {
     /// A finished file's counts; nil when they must be counted over the run's ranges instead
     /// (events outside the span).
     func countFinished(_ reader: TraceFileReader, status: FileStatus) -> ScanPlan.FileCounts? {
-        if let (runs, groups) = cache.runs(for: reader.path, status: status, signatures: signatures, grouped: grouped), fits(runs, groups) {
-            return cachedCounts(runs, groups)
-        }
+        if let counts = cachedFinished(reader.path, status: status) { return counts }
         let counts = whole.scan(reader)
         guard counts.outsideSpan == 0 else { return nil }
         if counts.warnings.isEmpty { cache.store(counts.runs, groups: counts.groups, for: reader.path, status: status, signatures: signatures) }
         return counts
+    }
+
+    /// A finished file's counts from its cache entry, when the file is unchanged since they were
+    /// stored and they lie in the span; nil: the file must be read.
+    func cachedFinished(_ path: String, status: FileStatus) -> ScanPlan.FileCounts? {
+        guard let (runs, groups) = cache.runs(for: path, status: status, signatures: signatures, grouped: grouped), fits(runs, groups) else { return nil }
+        return cachedCounts(runs, groups)
     }
 
     /// An open file's counts: its cached prefix's, plus the members appended since (read from the

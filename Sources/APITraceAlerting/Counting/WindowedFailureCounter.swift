@@ -107,25 +107,49 @@ package struct WindowedFailureCounter: Sendable {
         let spans = Dictionary(selected.map { ($0.path, Self.cachedSpan(of: $0)) }) { a, _ in a }
         let cache = self.cache, signatures = self.signatures, rules = self.rules, grouped = rules.map { !$0.groupBy.isEmpty }
         let bucketMilliseconds = self.bucketMilliseconds
-        let perFile = ParallelTraceReader.map(selected.map(\.path)) { reader in
+        @Sendable func cachedCounting(_ span: Range<Int64>) -> CachedCounting {
+            CachedCounting(cache: cache!, span: span, rules: rules, signatures: signatures, grouped: grouped, bucketMilliseconds: bucketMilliseconds)
+        }
+        @Sendable func countRead(_ reader: TraceFileReader) -> ScanPlan.FileCounts {
             // Only finished files of a plausible span, and a collector's open files, are cached
             // (``cachedSpan(of:)``); the rest are counted over this run's ranges: memory follows the
             // rules' windows, not file names.
-            guard let cache, let span = spans[reader.path] ?? nil,
+            guard cache != nil, let span = spans[reader.path] ?? nil,
                   let status = FileStatus(path: reader.path) else {
                 return plan.scan(reader)
             }
             // Count the whole file (not just this run's ranges) so the entry serves every later run.
-            let cached = CachedCounting(cache: cache, span: span, rules: rules, signatures: signatures, grouped: grouped, bucketMilliseconds: bucketMilliseconds)
+            let cached = cachedCounting(span)
             let counts = TraceFileIdentity(fileName: reader.path)?.kind == .open
                 ? cached.countAppended(reader, status: status) : cached.countFinished(reader, status: status)
             return counts ?? plan.scan(reader)
         }
+        // Finished files the cache holds are not handed to the reading threads: a cron run starts
+        // threads only for the files it must read (its few open ones). Their counts are decoded one
+        // file at a time as they are merged below, in file order, so the memory of one file's runs
+        // is used again by the next instead of a day of them held at once.
+        var fromCache = [(status: FileStatus, span: Range<Int64>)?](repeating: nil, count: selected.count)
+        if let cache {
+            for (i, file) in selected.enumerated() where file.isCacheable {
+                guard let span = spans[file.path] ?? nil, let status = FileStatus(path: file.path),
+                      cache.holdsRuns(for: file.path, status: status, signatures: signatures) else { continue }
+                fromCache[i] = (status, span)
+            }
+        }
+        let toRead = selected.indices.filter { fromCache[$0] == nil }
+        var read = ParallelTraceReader.map(toRead.map { selected[$0].path }, countRead).makeIterator()
         var runs = [BucketRun](repeating: BucketRun(), count: rules.count)
         var evidence = [EvidenceTally](repeating: EvidenceTally(), count: rules.count)
         var groups = GroupMerge(rules: rules)
         var result = Result(counts: [], evidence: [], filesFound: files.count)
-        for file in perFile {
+        for (i, selectedFile) in selected.enumerated() {
+            let file: ScanPlan.FileCounts
+            if let (status, span) = fromCache[i] {
+                // An entry that cannot be used after all (damaged) is counted here, as a reading thread would.
+                file = cachedCounting(span).cachedFinished(selectedFile.path, status: status) ?? countRead(TraceFileReader(path: selectedFile.path))
+            } else {
+                file = read.next()!
+            }
             for r in rules.indices {
                 runs[r].merge(file.runs[r])
                 evidence[r].merge(file.evidence[r])

@@ -100,20 +100,33 @@ package enum RegularFile {
         case .failure(let refusal): return refusal.isMissing ? .success(nil) : .failure(refusal)
         }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // Read straight into one buffer the size the file has now (it may still grow or shrink
+        // while read): no chunk copied in and no buffer grown by doubling, which for a cache of a
+        // few hundred kilobytes was most of the memory a cron run touched.
+        var info = stat()
+        let expected = fstat(fd, &info) == 0 ? max(0, Int(info.st_size)) : 0
+        var bytes = [UInt8](repeating: 0, count: min(expected, limit) + 1)
+        var count = 0
         while true {
-            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if count == bytes.count {
+                guard count <= limit else {
+                    return .failure(Refusal(path: path, reason: "is larger than \(limit) bytes; refused"))
+                }
+                bytes.append(contentsOf: repeatElement(0, count: min(max(count, 64 * 1024), limit - count) + 1))
+            }
+            let n = bytes.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 return .failure(Refusal(path: path, reason: String(cString: strerror(errno))))
             }
-            if n == 0 { return .success(bytes) }
-            guard bytes.count + n <= limit else {
+            if n == 0 { break }
+            count += n
+            guard count <= limit else {
                 return .failure(Refusal(path: path, reason: "is larger than \(limit) bytes; refused"))
             }
-            bytes.append(contentsOf: chunk[0..<n])
         }
+        bytes.removeLast(bytes.count - count)
+        return .success(bytes)
     }
 
     /// The kind of a file that is not regular, for a message.

@@ -7,6 +7,7 @@ extension APITrace {
     /// `apitrace alert`: evaluates alert rules over the trace folder and pages; made for cron.
     struct Alert: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "alert",
             abstract: "Evaluate alert rules over traces and page on error-rate spikes (run it every minute from cron).",
             discussion: """
                 Exit status: 0 evaluated and every due notification delivered; 1 a delivery failed or was refused \

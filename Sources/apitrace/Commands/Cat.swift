@@ -7,6 +7,7 @@ extension APITrace {
     /// `apitrace cat`: prints the valid lines of trace files as JSON Lines, as they are in the files.
     struct Cat: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "cat",
             abstract: "Print the events of trace files as JSON Lines (headers included), with filters for the common jq cases.",
             discussion: """
                 Reads .jsonl.gz and .jsonl files, and folders of them. Each line is validated as every command reads it \

@@ -8,6 +8,7 @@ extension APITrace {
     /// `apitrace collect`: receives trace files from uploaders over HTTP and stores them by day.
     struct Collect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "collect",
             abstract: "Receive finished trace files from uploaders and store them under DIR/dt=YYYY-MM-DD/.",
             discussion: """
                 POST /v1/traces with Authorization: Bearer <token> and a .jsonl.gz body stores the file \

@@ -8,6 +8,7 @@ extension APITrace {
     /// `apitrace export`: traces as Prometheus metrics or as an HTTP Archive.
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Export traces as OpenMetrics text for Prometheus, a HAR file for browser devtools, or OTLP for an OpenTelemetry pipeline.",
             discussion: """
                 prometheus: request counts and errors, latency histograms per route \

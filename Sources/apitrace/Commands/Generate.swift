@@ -6,6 +6,7 @@ extension APITrace {
     /// `apitrace generate`: writes synthetic trace files.
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "generate",
             abstract: "Write realistic synthetic trace files (deterministic for a seed), for demos, tests and benchmarks."
         )
 

@@ -9,6 +9,7 @@ extension APITrace {
     /// `apitrace listen`: a `curl -N` for Server-Sent Events, with reconnects and a trace.
     struct Listen: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "listen",
             abstract: "Connect to a Server-Sent Events URL, print its events, reconnect like the APITraceSSE client.",
             discussion: """
                 Prints each event as it arrives (text: an id/event/data block; jsonl: one JSON object per line) \

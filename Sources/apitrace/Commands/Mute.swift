@@ -7,6 +7,7 @@ extension APITrace {
     /// `apitrace mute`: silences pages for a while; muted incidents are still recorded.
     struct Mute: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "mute",
             abstract: "Mute pages for a while (one rule or all); muted incidents are still recorded. --list shows mutes."
         )
 

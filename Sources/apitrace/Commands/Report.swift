@@ -7,6 +7,7 @@ extension APITrace {
     /// `apitrace report`: summarizes trace files.
     struct Report: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "report",
             abstract: "Summarize trace files: traffic, errors by route, latency, decode failures, SSE, over time.",
             discussion: """
                 Reads .jsonl.gz and .jsonl files and folders of them (recursively); with no path, the default \

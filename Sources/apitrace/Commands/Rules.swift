@@ -7,6 +7,7 @@ extension APITrace {
     /// `apitrace rules`: alert rules translated for another engine.
     struct Rules: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rules",
             abstract: "Translate apitrace alert rules into Prometheus recording and alerting rules.",
             discussion: """
                 prometheus: one rule group per rule, over the metrics of `apitrace export --format prometheus` \

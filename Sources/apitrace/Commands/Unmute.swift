@@ -6,7 +6,7 @@ import Foundation
 extension APITrace {
     /// `apitrace unmute`: ends mutes.
     struct Unmute: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "End mutes: one rule's, one by id, or all.")
+        static let configuration = CommandConfiguration(commandName: "unmute", abstract: "End mutes: one rule's, one by id, or all.")
 
         @Option(help: ArgumentHelp("End the mutes of this rule.", valueName: "name"))
         var rule: String?
