@@ -3,7 +3,8 @@
 /// ``OTLPProtobufEncoding`` writes for the same ``OTLPSpan`` or ``OTLPLogRecord``.
 ///
 /// Attributes and span events are written with their lengths computed first, so only the item's
-/// own length is inserted once it is known; each attribute is one write into the buffer
+/// own length is written once it is known (in the two bytes left for it, which most items need);
+/// each attribute is one write into the buffer
 /// (``ProtobufWriter/write(atMost:_:)``).
 struct OTLPProtobufItemWriter: OTLPItemSink {
     /// The encoded items of one resource.
@@ -16,7 +17,7 @@ struct OTLPProtobufItemWriter: OTLPItemSink {
     private var attributeField = 9
 
     mutating func beginSpan(traceID: OTLPIdentifiers.TraceID, spanID: UInt64, name: UnsafeRawBufferPointer, start: UInt64, end: UInt64) {
-        itemStart = writer.beginMessage(2)
+        itemStart = writer.beginMessage(2, reserving: 2)
         attributeField = 9
         writer.write(atMost: 6 * ProtobufWriter.tagAndLength + 40 + name.count) { c in
             c.lengthPrefix(1, 16)
@@ -33,7 +34,7 @@ struct OTLPProtobufItemWriter: OTLPItemSink {
     }
 
     mutating func beginLog(time: UInt64, severity: Int, severityText: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) {
-        itemStart = writer.beginMessage(2)
+        itemStart = writer.beginMessage(2, reserving: 2)
         attributeField = 6
         writer.write(atMost: 5 * ProtobufWriter.tagAndLength + 8 + severityText.count + body.count) { c in
             c.fixed64(1, time)
@@ -123,7 +124,7 @@ struct OTLPProtobufItemWriter: OTLPItemSink {
                 c.int(3, Int64(status.rawValue))
             }
         }
-        writer.endMessage(2, start: itemStart)
+        writer.endMessage(2, start: itemStart, reserved: 2)
     }
 
     mutating func endLog(traceID: OTLPIdentifiers.TraceID?, spanID: UInt64?, eventName: StaticString) {
@@ -139,7 +140,7 @@ struct OTLPProtobufItemWriter: OTLPItemSink {
             }
             if eventName.utf8CodeUnitCount > 0 { c.bytesAlways(12, eventName.bytes) }
         }
-        writer.endMessage(2, start: itemStart)
+        writer.endMessage(2, start: itemStart, reserved: 2)
     }
 
     /// Forgets the items, keeping the room.

@@ -194,29 +194,37 @@ package struct ProtobufWriter {
         endMessage(field, start: start, always: always)
     }
 
-    /// Starts a nested message whose fields follow; returns where they start, for ``endMessage(_:start:always:)``.
-    package mutating func beginMessage(_ field: Int) -> Int {
-        write(atMost: Self.tagAndLength) { $0.tag(field, .lengthDelimited) }
+    /// Starts a nested message whose fields follow; returns where they start, for ``endMessage(_:start:reserved:always:)``.
+    /// With `reserving`, room for a length of that many bytes is left before the fields, so that a
+    /// message whose length takes as many (a span's, 128 bytes to 16 KiB: 2) is not moved to insert it.
+    package mutating func beginMessage(_ field: Int, reserving reserved: Int = 0) -> Int {
+        write(atMost: Self.tagAndLength + reserved) { c in
+            c.tag(field, .lengthDelimited)
+            c.position += reserved
+        }
         return count
     }
 
-    /// Ends the message begun at `start`: its length is inserted before its fields.
-    package mutating func endMessage(_ field: Int, start: Int, always: Bool = true) {
+    /// Ends the message begun at `start` (with `reserved` bytes of room before it): its length is
+    /// written before its fields, which move only when it takes another number of bytes than reserved.
+    package mutating func endMessage(_ field: Int, start: Int, reserved: Int = 0, always: Bool = true) {
         let length = count - start
         if length == 0, !always {
             // Take the tag back: nothing to say.
-            count -= Self.varintSize(UInt64(field) << 3)
+            count -= Self.varintSize(UInt64(field) << 3) + reserved
             return
         }
         let prefix = Self.varintSize(UInt64(length))
-        if storage.count - count < prefix { grow(prefix) }
+        if prefix > reserved, storage.count - count < prefix - reserved { grow(prefix - reserved) }
         storage.withUnsafeMutableBufferPointer { buffer in
             let at = buffer.baseAddress! + start
-            UnsafeMutableRawPointer(at + prefix).copyMemory(from: at, byteCount: length)  // memmove: the ranges overlap
-            var cursor = Cursor(position: at)
+            if prefix != reserved {
+                UnsafeMutableRawPointer(at + prefix - reserved).copyMemory(from: at, byteCount: length)  // memmove: the ranges overlap
+            }
+            var cursor = Cursor(position: at - reserved)
             cursor.varint(UInt64(length))
         }
-        count += prefix
+        count += prefix - reserved
     }
 
     /// Bytes as they are (an encoded part made elsewhere).

@@ -25,13 +25,15 @@ struct ProtobufWriterTests {
         #expect(w.finished() == Self.varint(value))
     }
 
-    @Test("nested messages of 0, 1, 127, 128, 20,000 and 70,000 bytes get their lengths inserted before them",
-          arguments: [0, 1, 127, 128, 20_000, 70_000])
-    func nestedLengths(length: Int) {
+    @Test("nested messages of 0, 1, 127, 128, 20,000 and 70,000 bytes get their lengths before them, with or without room reserved",
+          arguments: [0, 1, 127, 128, 20_000, 70_000], [0, 2])
+    func nestedLengths(length: Int, reserved: Int) {
         let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         var w = ProtobufWriter()  // small room: the message grows it
         w.int(1, 150)
-        w.message(2) { w in payload.withUnsafeBytes { w.append($0) } }
+        let start = w.beginMessage(2, reserving: reserved)
+        payload.withUnsafeBytes { w.append($0) }
+        w.endMessage(2, start: start, reserved: reserved)
         w.fixed64(3, 0x0102_0304_0506_0708)
         var expected: [UInt8] = [0x08] + Self.varint(150)
         expected += [0x12] + Self.varint(UInt64(length)) + payload
@@ -48,6 +50,8 @@ struct ProtobufWriterTests {
         w.fixed64(3, 0)
         w.bool(4, false)
         w.message(5, always: false) { _ in }
+        let start = w.beginMessage(9, reserving: 2)
+        w.endMessage(9, start: start, reserved: 2, always: false)
         w.message(6) { _ in }
         w.stringAlways(7, "")
         w.doubleAlways(8, 0)
