@@ -26,14 +26,18 @@ enum OTLPIdentifiers {
     /// 16 hex digits from `offset` as a number; nil at anything else.
     private static func hex(_ text: UnsafeRawBufferPointer, from offset: Int) -> UInt64? {
         var value: UInt64 = 0
+        // Every request's ids go through here: two comparisons per digit, no branch per range.
         for i in offset..<offset + 16 {
             let c = text[i]
+            let digit = c &- UInt8(ascii: "0")
+            let letter = (c | 0x20) &- UInt8(ascii: "a")  // `A`-`F` and `a`-`f` alike; anything else lands past 5
             let v: UInt8
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - UInt8(ascii: "A") + 10
-            default: return nil
+            if digit < 10 {
+                v = digit
+            } else if letter < 6 {
+                v = letter + 10
+            } else {
+                return nil
             }
             value = value << 4 | UInt64(v)
         }

@@ -83,23 +83,23 @@ struct OTLPProtobufBatch {
     /// `resource_spans` (`resource_logs`) per group: the resource, then one scope holding the items;
     /// lengths computed first, so nothing is moved.
     private mutating func request(_ groups: ArraySlice<Group>) -> [UInt8] {
-        var w = ProtobufWriter(reservingCapacity: groups.reduce(0) { $0 + $1.items.writer.bytes.count + 512 })
+        var w = ProtobufWriter(reservingCapacity: groups.reduce(0) { $0 + $1.items.writer.count + 512 })
         for group in groups {
             other.removeAll()
             OTLPProtobufEncoding.resource(group.resource, into: &other)
-            let resourceLength = other.bytes.count
+            let resourceLength = other.count
             OTLPProtobufEncoding.scope(into: &other)
-            let scopeLength = other.bytes.count - resourceLength
-            let scopeItems = scopeLength + group.items.writer.bytes.count
+            let scopeLength = other.count - resourceLength
+            let scopeItems = scopeLength + group.items.writer.count
             w.lengthPrefix(1, resourceLength + ProtobufWriter.tagSize(2) + ProtobufWriter.varintSize(UInt64(scopeItems)) + scopeItems)
-            other.bytes.withUnsafeBytes { o in
+            other.withUnsafeBytes { o in
                 w.append(UnsafeRawBufferPointer(rebasing: o[..<resourceLength]))
                 w.lengthPrefix(2, scopeItems)
                 w.append(UnsafeRawBufferPointer(rebasing: o[resourceLength...]))
             }
-            group.items.writer.bytes.withUnsafeBytes { w.append($0) }
+            group.items.writer.withUnsafeBytes { w.append($0) }
         }
-        return w.bytes
+        return w.finished()
     }
 
     /// Forgets the items, keeping the buffers.

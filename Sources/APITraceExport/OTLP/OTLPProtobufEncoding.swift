@@ -13,7 +13,7 @@ public enum OTLPProtobufEncoding {
                 }
             }
         }
-        return w.bytes
+        return w.finished()
     }
 
     /// An `ExportLogsServiceRequest` of the batch's log records.
@@ -28,7 +28,7 @@ public enum OTLPProtobufEncoding {
                 }
             }
         }
-        return w.bytes
+        return w.finished()
     }
 
     /// An `ExportMetricsServiceRequest`: each resource's metrics, points from `start` to `time` (ns since 1970).
@@ -43,7 +43,7 @@ public enum OTLPProtobufEncoding {
                 }
             }
         }
-        return w.bytes
+        return w.finished()
     }
 
     static func resource(_ resource: OTLPResource, into w: inout ProtobufWriter) {

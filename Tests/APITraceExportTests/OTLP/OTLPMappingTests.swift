@@ -41,6 +41,11 @@ struct OTLPMappingTests {
         let own = try span(request, traceID: "4bf92f3577b34da6a3ce929d0e0e4736", spanID: "00f067aa0ba902b7")
         #expect(own.traceID == [0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36])
         #expect(own.spanID == [0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7])
+        // Upper case reads as lower case; the bytes either side of each range of digits are no digits.
+        #expect(try span(request, traceID: "4BF92F3577B34DA6A3CE929D0E0E4736", spanID: "00F067AA0BA902B7") == own)
+        for neighbour in ["/", ":", "@", "G", "`", "g"] {
+            #expect(try span(request, traceID: "4bf92f3577b34da6a3ce929d0e0e473" + neighbour, spanID: "00f067aa0ba902b7").traceID != own.traceID)
+        }
         for bad in ["00000000000000000000000000000000", "xyz", "4bf92f3577b34da6a3ce929d0e0e473g"] {
             let derived = try span(request, traceID: bad, spanID: "0000000000000000")
             #expect(derived.traceID.count == 16 && derived.traceID.contains { $0 != 0 })
