@@ -191,7 +191,7 @@ extension TraceFileIdentity {
             fields.reserveCapacity(5)
             var lineStart = 0
             while lineStart < raw.count {
-                let lineEnd = raw[lineStart...].firstIndex(of: 0x0A) ?? raw.count
+                let lineEnd = memchr(raw.baseAddress! + lineStart, 0x0A, raw.count - lineStart).map { $0 - UnsafeMutableRawPointer(mutating: raw.baseAddress!) } ?? raw.count
                 fields.removeAll(keepingCapacity: true)
                 var i = lineStart
                 while i < lineEnd, fields.count < 5 {

@@ -56,19 +56,21 @@ package struct BinaryWriter {
 /// every count is checked against the bytes left before anything is allocated for it, and numbers
 /// outside what a real summary can hold are refused. Any failure throws ``Invalid``; nothing traps.
 package struct BinaryReader {
-    package struct Invalid: Error { package init() {} }
+    package struct Invalid: Error { @inlinable package init() {} }
 
-    private let bytes: UnsafeRawBufferPointer
-    package private(set) var offset = 0
+    // Usable from inline code: the readers' hot loops (a cache's counts, thousands of varints a
+    // run) live in other modules, and a call per number kept them from being optimized there.
+    @usableFromInline let bytes: UnsafeRawBufferPointer
+    @usableFromInline package internal(set) var offset = 0
 
     package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    package var remaining: Int { bytes.count - offset }
+    @inlinable package var remaining: Int { bytes.count - offset }
 
     /// Moves past `n` bytes already checked by the caller (at most the bytes left).
     package mutating func skip(_ n: Int) { offset += Swift.min(Swift.max(0, n), remaining) }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func get<T: FixedWidthInteger>(_: T.Type) throws(Invalid) -> T {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw Invalid() }
@@ -81,7 +83,7 @@ package struct BinaryReader {
     package static let maximumCount: Int64 = 1 << 48
 
     /// A varint as ``BinaryWriter/put(_:)-(Int)`` writes it (at most 10 bytes).
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func varint() throws(Invalid) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
@@ -96,7 +98,7 @@ package struct BinaryReader {
     }
 
     /// A non-negative count no larger than ``maximumCount``.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func count() throws(Invalid) -> Int {
         let value = try varint()
         guard value <= UInt64(Self.maximumCount) else { throw Invalid() }
@@ -121,6 +123,7 @@ package struct BinaryReader {
     }
 
     /// A finite, non-negative double.
+    @inlinable
     package mutating func amount() throws(Invalid) -> Double {
         let value = Double(bitPattern: try get(UInt64.self))
         guard value.isFinite, value >= 0 else { throw Invalid() }
