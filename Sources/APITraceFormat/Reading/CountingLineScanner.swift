@@ -54,11 +54,18 @@ package struct CountingLineScanner {
         while true {
             // p[i] is the opening quote of a key.
             let keyStart = i + 1
-            guard let keyEnd = Self.quote(p, keyStart, n) else { return false }
-            i = keyEnd + 1
+            let field: Field
+            if let guess = Self.expectedKey(p, keyStart, n, expected, position: position) {
+                field = guess.field
+                i = keyStart + guess.length + 1
+            } else {
+                guard let keyEnd = Self.quote(p, keyStart, n),
+                      let found = self.field(p, keyStart, keyEnd - keyStart, n, position: position) else { return false }
+                field = found
+                i = keyEnd + 1
+            }
             guard i + 1 < n, p[i] == UInt8(ascii: ":") else { return false }
             i += 1
-            guard let field = field(p, keyStart, keyEnd - keyStart, n, position: position) else { return false }
             position += 1
             let ok: Bool
             switch field {
@@ -235,6 +242,13 @@ package struct CountingLineScanner {
             i = j
             return true
         }
+        return slowInt(line, &i, range, &out)
+    }
+
+    /// ``int(_:_:_:_:)`` of any other form, by `readInt` itself: apart, so the common path carries
+    /// no frame for the general scanner.
+    @inline(never)
+    private static func slowInt(_ line: UnsafeRawBufferPointer, _ i: inout Int, _ range: ClosedRange<Int64>, _ out: inout Int64?) -> Bool {
         var s = JSONScanner(line)
         s.position = i
         if s.consumeNull() { out = nil; i = s.position; return true }
@@ -281,6 +295,12 @@ package struct CountingLineScanner {
             i = j
             return true
         }
+        return slowDouble(line, &i, range, &out)
+    }
+
+    /// ``double(_:_:_:_:)`` of any other form, by `readDouble` itself.
+    @inline(never)
+    private static func slowDouble(_ line: UnsafeRawBufferPointer, _ i: inout Int, _ range: ClosedRange<Double>, _ out: inout Double?) -> Bool {
         var s = JSONScanner(line)
         s.position = i
         if s.consumeNull() { out = nil; i = s.position; return true }
@@ -378,16 +398,27 @@ package struct CountingLineScanner {
         Int(truncatingIfNeeded: ((w0 &* 0x9E37_79B9_7F4A_7C15) ^ (w1 &* 0xC2B2_AE3D_27D4_EB4F) ^ (UInt64(length) &* 0x1656_67B1_9E37_79F9)) >> 56)
     }
 
-    /// The field of the key at `start`, first compared with the one expected at `position`.
+    /// The key expected at `position` when the key starting at `start` is that one: its bytes
+    /// followed by the closing quote (a known key holds no quote, so that quote ends the key), found
+    /// without searching for the quote first. Static: a method of the scanner, called per key,
+    /// copied the whole scanner (its last record included) on every call.
     @inline(__always)
+    private static func expectedKey(_ p: UnsafePointer<UInt8>, _ start: Int, _ n: Int, _ expected: [Slot], position: Int) -> Slot? {
+        guard position < expected.count else { return nil }
+        let guess = expected[position]
+        let length = guess.length
+        guard length > 0, start + length < n, p[start + length] == UInt8(ascii: "\"") else { return nil }
+        guard word(p, start, min(length, 8), n) == guess.w0 else { return nil }
+        guard length <= 8 || word(p, start + 8, length - 8, n) == guess.w1 else { return nil }
+        return guess
+    }
+
+    /// The field of the key at `start` (not the one ``expectedKey(_:_:_:position:)`` expected),
+    /// looked up in the table and expected at `position` from now on.
     private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, position: Int) -> Field? {
         guard length >= 1, length <= 16 else { return nil }
         let w0 = Self.word(p, start, min(length, 8), n), w1 = length > 8 ? Self.word(p, start + 8, length - 8, n) : 0
         let known = position < expected.count
-        if known {
-            let guess = expected[position]
-            if guess.length == length, guess.w0 == w0, guess.w1 == w1 { return guess.field }
-        }
         var h = Self.hash(w0, w1, length)
         while true {
             let slot = table[h]
