@@ -70,9 +70,17 @@ package struct CountingLineScanner {
             // p[i] is the opening quote of a key.
             let keyStart = i + 1
             let field: Field
-            if let guess = Self.expectedKey(p, keyStart, n, expected, position: position) {
+            // The key expected at this position when the key here is that one: its bytes followed
+            // by the closing quote (a known key holds no quote, so that quote ends the key), found
+            // without searching for the quote first. Written out here: as a function, called once
+            // per key, the compiler did not inline it, and the call cost more than the check.
+            let guess = position < expected.count ? expected[position] : Slot()
+            let length = guess.length
+            if length > 0, keyStart + length < n, p[keyStart + length] == UInt8(ascii: "\""),
+               Self.word(p, keyStart, min(length, 8), n) == guess.w0,
+               length <= 8 || Self.word(p, keyStart + 8, length - 8, n) == guess.w1 {
                 field = guess.field
-                i = keyStart + guess.length + 1
+                i = keyStart + length + 1
             } else {
                 guard let keyEnd = Self.quote(p, keyStart, n),
                       let found = self.field(p, keyStart, keyEnd - keyStart, n, position: position) else { return false }
@@ -439,22 +447,7 @@ package struct CountingLineScanner {
         Int(truncatingIfNeeded: ((w0 &* 0x9E37_79B9_7F4A_7C15) ^ (w1 &* 0xC2B2_AE3D_27D4_EB4F) ^ (UInt64(length) &* 0x1656_67B1_9E37_79F9)) >> 56)
     }
 
-    /// The key expected at `position` when the key starting at `start` is that one: its bytes
-    /// followed by the closing quote (a known key holds no quote, so that quote ends the key), found
-    /// without searching for the quote first. Static: a method of the scanner, called per key,
-    /// copied the whole scanner (its last record included) on every call.
-    @inline(__always)
-    private static func expectedKey(_ p: UnsafePointer<UInt8>, _ start: Int, _ n: Int, _ expected: [Slot], position: Int) -> Slot? {
-        guard position < expected.count else { return nil }
-        let guess = expected[position]
-        let length = guess.length
-        guard length > 0, start + length < n, p[start + length] == UInt8(ascii: "\"") else { return nil }
-        guard word(p, start, min(length, 8), n) == guess.w0 else { return nil }
-        guard length <= 8 || word(p, start + 8, length - 8, n) == guess.w1 else { return nil }
-        return guess
-    }
-
-    /// The field of the key at `start` (not the one ``expectedKey(_:_:_:position:)`` expected),
+    /// The field of the key at `start` (not the one expected at `position`),
     /// looked up in the table and expected at `position` from now on.
     private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, position: Int) -> Field? {
         guard length >= 1, length <= 16 else { return nil }
