@@ -184,6 +184,7 @@ let package = Package(
             name: "apitrace-bench",
             dependencies: [
                 "APITraceFormat",
+                "APITraceExport",
                 "APITraceCapture",
                 "APITraceSSE",
                 "APITraceAlerting",

@@ -57,4 +57,42 @@ struct OpenMetricsFileTallyTests {
         #expect(got == expected, "only in the tally's: \(gotLines.subtracting(expectedLines).sorted().prefix(8)); only line by line: \(expectedLines.subtracting(gotLines).sorted().prefix(8))")
         #expect(expected.contains(#"url_template="/r/5999/"#))
     }
+
+    // The request key is written on the stack for ordinary labels and on the heap past that
+    // (withUnsafeTemporaryAllocation); absent and empty labels must stay apart in it. Durations are
+    // multiples of 1/8 s, exact in binary: an empty and an absent host are one exported series summed
+    // in another order by the tally, and other durations would differ in their last digit.
+    @Test("labels of every length, empty and absent, interleaved: the tally counts what line by line counts")
+    func longEmptyAndAbsentLabels() {
+        let limits = OpenMetricsExporter.Limits(routes: 100_000, identities: 100_000, seriesPerFamily: 1_000_000)
+        var tally = OpenMetricsExporter.FileTally(limits: limits)
+        var lineByLine = OpenMetricsExporter(limits: limits)
+        var scanner = TraceRecordScanner()
+        let hosts = [#","host":"h""#, #","host":"""#, ""]
+        let errors = [#","error":"URLError.timedOut""#, #","error":"""#, ""]
+        var counted = 0
+        for round in 0..<2 {
+            for length in [0, 1, 7, 8, 9, 500, 1_100, 5_000] {
+                for (h, host) in hosts.enumerated() {
+                    for (e, error) in errors.enumerated() {
+                        let status = e == 2 ? #","status":\#(200 + h + round)"# : ""
+                        let line = #"{"type":"request","ts":"2026-11-22T10:00:01.000Z","method":"GET","route":"/\#(String(repeating: "r", count: length))""#
+                            + host + error + status + #","duration_ms":\#(length % 8 * 125)}"#
+                        var bytes = Array(line.utf8)
+                        bytes.withUnsafeMutableBytes { raw in
+                            guard scanner.scan(UnsafeRawBufferPointer(raw)) == .event else { return }
+                            counted += 1
+                            tally.add(scanner.record)
+                            lineByLine.add(scanner.record, appVersion: "")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(counted == 2 * 8 * 9)
+        var fromTally = OpenMetricsExporter(limits: limits)
+        fromTally.add(tally)
+        #expect(fromTally.text() == lineByLine.text())
+        #expect(lineByLine.text().contains(String(repeating: "r", count: 5_000)))
+    }
 }

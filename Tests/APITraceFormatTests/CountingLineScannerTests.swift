@@ -186,4 +186,82 @@ struct CountingLineScannerTests {
         #expect(leanScan.ignoredSampleRates == fullScan.ignoredSampleRates)
         #expect(leanScan.warnings.map(\.description) == fullScan.warnings.map(\.description))
     }
+
+    // A key is first matched against the one met at its position in the previous lines, by its
+    // bytes and the quote after them: keys that begin another key (`message` / `messages_in`,
+    // `bytes_in` / `bytes_out`, `app` / `app_version`), keys cut before their quote and unknown
+    // keys in a known key's place must all be read as the full reader reads them.
+    @Test("keys that begin one another, alternating at one position from line to line, read as the full reader reads them")
+    func expectedKeysAtAPosition() {
+        let head = #"{"type":"websocket","ts":"2026-11-22T10:00:07.000Z","phase":"close","route":"/live","#
+        let middles = [
+            #""message":"x""#, #""messages_in":4"#, #""messages_out":2"#, #""messages_in":"x""#, #""message":4"#,
+            #""bytes_in":1"#, #""bytes_out":-1"#, #""app":"a""#, #""app_version":"1""#, #""ap":"1""#, #""app_versions":"1""#,
+            #""code":1006"#, #""count":5"#, #""code":70000"#, #""messages_i":4"#, #""message"#, #""messages_in"#,
+        ]
+        var lean = CountingLineScanner()
+        var full = TraceRecordScanner()
+        var vouched = 0
+        for round in 0..<3 {
+            for (k, middle) in middles.enumerated() {
+                let other = middles[(k * 7 + round) % middles.count]
+                for line in [head + middle + "}", head + middle + "," + other + "}", head + other + "," + middle + "}", head + middle] {
+                    Array(line.utf8).withUnsafeBytes { bytes in
+                        let result = full.scan(bytes)
+                        guard lean.scan(bytes) else { return }
+                        vouched += 1
+                        #expect(result == .event, "vouched for a line the full reader calls \(result): \(line)")
+                        if result == .event {
+                            #expect(Self.counted(lean.record) == Self.counted(CountedRecord(full.record)), "\(line)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(vouched >= 40, "\(vouched) lines vouched for")
+    }
+
+    // In a line with a backslash or a byte of 0x80 or more, a string counting does not read (a
+    // message with escaped quotes, text in another script) is checked by the full reader's rules
+    // and the line vouched for; a counted string holding an escape or such a byte declines the line.
+    @Test("escapes and UTF-8: checked as the full reader checks them in strings counting skips, declined in counted strings")
+    func escapesAndUTF8() {
+        let texts = [
+            #"a\"b"#, #"\u0041"#, #"\ud83d\ude00"#, #"\ud83d"#, #"\ude00"#, #"\x"#, "é", "日本", #"\\"#, #"x\\"#, #"\/"#, #"\n"#,
+            #"\u00e9"#, #"\uzzzz"#, #"a\"#, "\u{7F}", "\t",
+        ]
+        let keys = [
+            "message", "session", "key", "file", "trace_id", "app", "route", "host", "method", "error", "entity", "kind", "path",
+            "identity", "phase", "reason", "level", "type", "ts", #"mess\u0061ge"#, #"rou\"te"#,
+        ]
+        var lines: [String] = []
+        for base in Self.bases {
+            let body = base.dropFirst().dropLast()
+            for text in texts {
+                for key in keys {
+                    lines.append("{" + body + #",""# + key + #"":""# + text + #""}"#)
+                    lines.append(#"{""# + key + #"":"x"# + text + #"y","# + body + "}")
+                }
+            }
+        }
+        var full = TraceRecordScanner()
+        var lean = CountingLineScanner()
+        var vouchedWithEscapes = 0, declinedCounted = 0
+        for line in lines {
+            Array(line.utf8).withUnsafeBytes { bytes in
+                let result = full.scan(bytes)
+                guard lean.scan(bytes) else {
+                    if result == .event { declinedCounted += 1 }
+                    return
+                }
+                vouchedWithEscapes += 1
+                #expect(result == .event, "vouched for a line the full reader calls \(result): \(line)")
+                if result == .event {
+                    #expect(Self.counted(lean.record) == Self.counted(CountedRecord(full.record)), "\(line)")
+                }
+            }
+        }
+        // Both sides are exercised: skipped strings with escapes vouched for, counted ones declined.
+        #expect(vouchedWithEscapes > 300 && declinedCounted > 300, "\(vouchedWithEscapes) vouched, \(declinedCounted) events declined")
+    }
 }

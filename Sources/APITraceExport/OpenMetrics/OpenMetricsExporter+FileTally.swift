@@ -15,11 +15,14 @@ extension OpenMetricsExporter {
             var status: Int?
             var error: String?
             var outcome: RequestOutcome
-            var count = 0.0
-            var sum = 0.0
-            /// Weight per bucket, not cumulative: index `durationBuckets.count` is above the last bound.
-            var buckets = [Double](repeating: 0, count: OpenMetricsExporter.durationBuckets.count + 1)
         }
+
+        /// The numbers of request series `n` at `n * statsStride` in ``stats``: weight, weighted
+        /// seconds, then weight per bucket (not cumulative; the last is above the last bound). One
+        /// flat array, so a line updates it under one uniqueness check, where an array of buckets
+        /// inside each entry cost two checks and a nested access per line.
+        fileprivate static let statsStride = OpenMetricsExporter.durationBuckets.count + 3
+        fileprivate var stats: [Double] = []
 
         /// One series of an event type other than requests, with its labels as the exporter takes them.
         fileprivate enum Series {
@@ -82,33 +85,62 @@ extension OpenMetricsExporter {
 
         /// Counts one line of the file by its counted fields.
         package mutating func add(_ record: CountedRecord) {
-            key.removeAll(keepingCapacity: true)
             guard record.kind == .request else {
+                key.removeAll(keepingCapacity: true)
                 addOther(record)
                 return
             }
-            field(record.method)
-            field(record.route)
-            field(record.host)
-            field(record.error)
+            // The key written in place (on the stack for any ordinary label) rather than appended
+            // to an array field by field: the same bytes ``field(_:)`` would append.
+            let length = Self.keyLength(record.method) + Self.keyLength(record.route) + Self.keyLength(record.host)
+                + Self.keyLength(record.error) + 3
             let status = record.status ?? 0
-            key.append(UInt8(truncatingIfNeeded: status >> 8))
-            key.append(UInt8(truncatingIfNeeded: status))
-            key.append(Self.outcomeByte(record.outcome))
-            let (i, isNew) = index.series(of: key)
+            let (i, isNew) = withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { buffer in
+                var at = buffer.baseAddress!
+                at = Self.put(record.method, at)
+                at = Self.put(record.route, at)
+                at = Self.put(record.host, at)
+                at = Self.put(record.error, at)
+                at.storeBytes(of: UInt8(truncatingIfNeeded: status >> 8), as: UInt8.self)
+                (at + 1).storeBytes(of: UInt8(truncatingIfNeeded: status), as: UInt8.self)
+                (at + 2).storeBytes(of: Self.outcomeByte(record.outcome), as: UInt8.self)
+                return index.series(of: UnsafeRawBufferPointer(buffer))
+            }
             if isNew {
                 entries.append(Entry(
                     method: record.method?.string ?? "", route: record.route?.string ?? "", host: record.host?.string ?? "",
                     status: record.status, error: record.error?.string, outcome: record.outcome))
+                stats.append(contentsOf: repeatElement(0, count: Self.statsStride))
             }
             let weight = record.weight
             let seconds = (record.durationMs ?? 0) / 1000
             var bucket = 0
             let bounds = OpenMetricsExporter.durationBuckets
             while bucket < bounds.count && !(seconds <= bounds[bucket]) { bucket += 1 }
-            entries[i].count += weight
-            entries[i].sum += seconds * weight
-            entries[i].buckets[bucket] += weight
+            let base = i * Self.statsStride
+            stats.withUnsafeMutableBufferPointer { stats in
+                stats[base] += weight
+                stats[base + 1] += seconds * weight
+                stats[base + 2 + bucket] += weight
+            }
+        }
+
+        /// Bytes ``put(_:_:)`` writes for `text`.
+        @inline(__always)
+        private static func keyLength(_ text: RawText?) -> Int { text.map { $0.bytes.count + 2 } ?? 1 }
+
+        /// Writes what ``field(_:)`` appends for `text` at `at`; returns where it ends.
+        @inline(__always)
+        private static func put(_ text: RawText?, _ at: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+            guard let text else {
+                at.storeBytes(of: 0, as: UInt8.self)
+                return at + 1
+            }
+            at.storeBytes(of: 1, as: UInt8.self)
+            let n = text.bytes.count
+            if n > 0 { (at + 1).copyMemory(from: text.bytes.baseAddress!, byteCount: n) }
+            (at + 1 + n).storeBytes(of: 0, as: UInt8.self)
+            return at + 2 + n
         }
 
         /// Counts an event of another type under its series (what ``OpenMetricsExporter/add(_:appVersion:)`` reads of it).
@@ -189,18 +221,19 @@ extension OpenMetricsExporter {
 
     /// Adds a file's tally, bounded by this exporter's limits.
     package mutating func add(_ tally: FileTally) {
-        for entry in tally.entries {
+        for (n, entry) in tally.entries.enumerated() {
+            let base = n * FileTally.statsStride
             addRequests(
                 method: entry.method, route: entry.route, host: entry.host, status: entry.status, error: entry.error,
-                outcome: entry.outcome, appVersion: tally.appVersion, count: entry.count
+                outcome: entry.outcome, appVersion: tally.appVersion, count: tally.stats[base]
             ) { h in
                 var cumulative = 0.0
                 for i in h.buckets.indices {
-                    cumulative += entry.buckets[i]
+                    cumulative += tally.stats[base + 2 + i]
                     h.buckets[i] += cumulative
                 }
-                h.count += entry.count
-                h.sum += entry.sum
+                h.count += tally.stats[base]
+                h.sum += tally.stats[base + 1]
             }
         }
         merge(tally.others)

@@ -40,8 +40,9 @@ extension OpenMetricsExporter.FileTally {
             key.withUnsafeBytes { series(of: $0) }
         }
 
+        /// ``series(of:)`` of a key's bytes where they are (the request key is written on the stack).
         @inline(__always)
-        private mutating func series(of key: UnsafeRawBufferPointer) -> (series: Int, isNew: Bool) {
+        mutating func series(of key: UnsafeRawBufferPointer) -> (series: Int, isNew: Bool) {
             let h = Self.hash(key, seed)
             let mask = slots.count - 1
             var i = Int(truncatingIfNeeded: h) & mask

@@ -5,9 +5,12 @@
 /// Counting reads a dozen fields of a line, so building the whole ``TraceRecord`` (every field of
 /// the format) through the general ``JSONScanner`` was most of its cost. This reader:
 ///
-/// - first checks the whole line in one pass that the compiler vectorizes: a line holding a
-///   backslash, a control byte or any byte of 0x80 or more is declined, so every string left is
-///   plain ASCII without escapes, and a string's end is simply the next `"`;
+/// - first checks the whole line in one pass that the compiler vectorizes: a line holding a control
+///   byte is declined; in a line without a backslash or a byte of 0x80 or more (the common case),
+///   every string is plain ASCII and a string's end is simply the next `"`. In a line with them, a
+///   counted value is read the same way only when it holds neither (otherwise the line is declined:
+///   the full reader decodes it), and a value counting does not read (a message with escaped quotes,
+///   text in another script) is checked as the full reader checks it (`readRawString`);
 /// - walks `{"key":value,...}` without whitespace (the writer's form; anything else is declined),
 ///   finding each key in a fixed table of the format's fields; a key it does not know is declined;
 /// - checks every value by the rule the full scanner applies to that field (string, integer or
@@ -44,8 +47,20 @@ package struct CountingLineScanner {
         let n = line.count
         guard n >= 2, let raw = line.baseAddress else { return false }
         let p = raw.assumingMemoryBound(to: UInt8.self)
-        guard p[0] == UInt8(ascii: "{"), p[1] == UInt8(ascii: "\""), Self.isPlain(p, n) else { return false }
+        guard p[0] == UInt8(ascii: "{"), p[1] == UInt8(ascii: "\"") else { return false }
+        if Self.isPlain(p, n) { return read(line, p, n, PlainLine.self) }
+        guard !Self.hasControl(p, n) else { return false }
+        return read(line, p, n, SpecialLine.self)
+    }
 
+    /// Whether a line holds a backslash or a byte of 0x80 or more, as a type: `read` is compiled once
+    /// for each, so the plain lines (nearly all) carry none of the checks the others need.
+    private protocol LineKind { static var special: Bool { get } }
+    private enum PlainLine: LineKind { static var special: Bool { false } }
+    private enum SpecialLine: LineKind { static var special: Bool { true } }
+
+    private mutating func read<Kind: LineKind>(_ line: UnsafeRawBufferPointer, _ p: UnsafePointer<UInt8>, _ n: Int, _ kind: Kind.Type) -> Bool {
+        let special = Kind.special
         var type, ts, method, route, host, error, entity, failureKind, path, identity, phase, reason, level, ignored: RawText?
         var status, suppressed, code, count, ignoredInt: Int64?
         var duration, sampleRate, ignoredDouble: Double?
@@ -54,28 +69,43 @@ package struct CountingLineScanner {
         while true {
             // p[i] is the opening quote of a key.
             let keyStart = i + 1
-            guard let keyEnd = Self.quote(p, keyStart, n) else { return false }
-            i = keyEnd + 1
+            let field: Field
+            // The key expected at this position when the key here is that one: its bytes followed
+            // by the closing quote (a known key holds no quote, so that quote ends the key), found
+            // without searching for the quote first. Written out here: as a function, called once
+            // per key, the compiler did not inline it, and the call cost more than the check.
+            let guess = position < expected.count ? expected[position] : Slot()
+            let length = guess.length
+            if length > 0, keyStart + length < n, p[keyStart + length] == UInt8(ascii: "\""),
+               Self.word(p, keyStart, min(length, 8), n) == guess.w0,
+               length <= 8 || Self.word(p, keyStart + 8, length - 8, n) == guess.w1 {
+                field = guess.field
+                i = keyStart + length + 1
+            } else {
+                guard let keyEnd = Self.quote(p, keyStart, n),
+                      let found = self.field(p, keyStart, keyEnd - keyStart, n, position: position) else { return false }
+                field = found
+                i = keyEnd + 1
+            }
             guard i + 1 < n, p[i] == UInt8(ascii: ":") else { return false }
             i += 1
-            guard let field = field(p, keyStart, keyEnd - keyStart, n, position: position) else { return false }
             position += 1
             let ok: Bool
             switch field {
-            case .type: ok = Self.string(p, n, &i, &type)
-            case .ts: ok = Self.string(p, n, &i, &ts)
-            case .method: ok = Self.string(p, n, &i, &method)
-            case .route: ok = Self.string(p, n, &i, &route)
-            case .host: ok = Self.string(p, n, &i, &host)
-            case .error: ok = Self.string(p, n, &i, &error)
-            case .entity: ok = Self.string(p, n, &i, &entity)
-            case .kind: ok = Self.string(p, n, &i, &failureKind)
-            case .path: ok = Self.string(p, n, &i, &path)
-            case .identity: ok = Self.string(p, n, &i, &identity)
-            case .phase: ok = Self.string(p, n, &i, &phase)
-            case .reason: ok = Self.string(p, n, &i, &reason)
-            case .level: ok = Self.string(p, n, &i, &level)
-            case .otherString: ok = Self.string(p, n, &i, &ignored)
+            case .type: ok = Self.string(p, n, &i, &type, special: special)
+            case .ts: ok = Self.string(p, n, &i, &ts, special: special)
+            case .method: ok = Self.string(p, n, &i, &method, special: special)
+            case .route: ok = Self.string(p, n, &i, &route, special: special)
+            case .host: ok = Self.string(p, n, &i, &host, special: special)
+            case .error: ok = Self.string(p, n, &i, &error, special: special)
+            case .entity: ok = Self.string(p, n, &i, &entity, special: special)
+            case .kind: ok = Self.string(p, n, &i, &failureKind, special: special)
+            case .path: ok = Self.string(p, n, &i, &path, special: special)
+            case .identity: ok = Self.string(p, n, &i, &identity, special: special)
+            case .phase: ok = Self.string(p, n, &i, &phase, special: special)
+            case .reason: ok = Self.string(p, n, &i, &reason, special: special)
+            case .level: ok = Self.string(p, n, &i, &level, special: special)
+            case .otherString: ok = special ? Self.anyString(line, &i) : Self.string(p, n, &i, &ignored, special: false)
             case .status: ok = Self.int(line, &i, TraceRecord.Limits.status, &status)
             case .suppressed: ok = Self.int(line, &i, TraceRecord.Limits.count, &suppressed)
             case .code: ok = Self.int(line, &i, 0...65_535, &code)
@@ -154,7 +184,16 @@ package struct CountingLineScanner {
 
     // MARK: - Bytes
 
-    /// True when the line holds no backslash, no control byte and no byte of 0x80 or more: one pass
+    /// True when the line holds a byte below 0x20: one pass the compiler turns into vector code.
+    @inline(__always)
+    private static func hasControl(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var marks: UInt8 = 0
+        // The high bit of `(c - 0x20) & ~c` marks a byte below 0x20 (not one of 0x80 or more).
+        for k in 0..<n { marks |= (p[k] &- 0x20) & ~p[k] }
+        return marks & 0x80 != 0
+    }
+
+    /// True when the bytes hold no backslash, no control byte and no byte of 0x80 or more: one pass
     /// the compiler turns into vector code, after which a string's end is its next quote.
     @inline(__always)
     private static func isPlain(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
@@ -167,7 +206,7 @@ package struct CountingLineScanner {
         return marks & 0x80 == 0
     }
 
-    /// Offset of the first `"` at or after `from` in a plain line, eight bytes at a time; nil when there is none.
+    /// Offset of the first `"` at or after `from`, eight bytes at a time; nil when there is none.
     @inline(__always)
     private static func quote(_ p: UnsafePointer<UInt8>, _ from: Int, _ n: Int) -> Int? {
         var i = from
@@ -175,7 +214,8 @@ package struct CountingLineScanner {
         let raw = UnsafeRawPointer(p)
         while i + 8 <= n {
             let x = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) ^ (ones &* 0x22)
-            // Bytes are below 0x80 here, so the lowest marked byte is exactly the first quote.
+            // The lowest marked byte is exactly the first quote (a borrow only runs up from a
+            // match, and a byte of 0x80 or more is never marked by itself).
             let hits = (x &- ones) & ~x & highs
             if hits != 0 { return i + hits.trailingZeroBitCount / 8 }
             i += 8
@@ -201,16 +241,32 @@ package struct CountingLineScanner {
 
     // MARK: - Values, by the full scanner's rules
 
+    /// A counted string value (or null). In a line with escapes or UTF-8 (`special`), a value holding
+    /// neither ends at its first quote, and one holding either is declined (the full reader decodes it).
     @inline(__always)
-    private static func string(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: inout Int, _ out: inout RawText?) -> Bool {
+    private static func string(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: inout Int, _ out: inout RawText?, special: Bool) -> Bool {
         if p[i] == UInt8(ascii: "\"") {
             guard let end = quote(p, i + 1, n) else { return false }
+            if special, !isPlain(p + i + 1, end - i - 1) { return false }
             out = RawText(bytes: UnsafeRawBufferPointer(start: p + i + 1, count: end - i - 1), hasEscapes: false)
             i = end + 1
             return true
         }
         guard null(p, n, &i) else { return false }
         out = nil
+        return true
+    }
+
+    /// A string value counting does not read (or null), in a line with escapes or UTF-8: checked by
+    /// the full reader's own rules (`readRawString`: escapes, surrogate pairs, UTF-8), never decoded.
+    @inline(never)
+    private static func anyString(_ line: UnsafeRawBufferPointer, _ i: inout Int) -> Bool {
+        var s = JSONScanner(line)
+        s.position = i
+        if !s.consumeNull() {
+            guard s.peek() == UInt8(ascii: "\""), (try? s.readRawString()) != nil else { return false }
+        }
+        i = s.position
         return true
     }
 
@@ -235,6 +291,13 @@ package struct CountingLineScanner {
             i = j
             return true
         }
+        return slowInt(line, &i, range, &out)
+    }
+
+    /// ``int(_:_:_:_:)`` of any other form, by `readInt` itself: apart, so the common path carries
+    /// no frame for the general scanner.
+    @inline(never)
+    private static func slowInt(_ line: UnsafeRawBufferPointer, _ i: inout Int, _ range: ClosedRange<Int64>, _ out: inout Int64?) -> Bool {
         var s = JSONScanner(line)
         s.position = i
         if s.consumeNull() { out = nil; i = s.position; return true }
@@ -281,6 +344,12 @@ package struct CountingLineScanner {
             i = j
             return true
         }
+        return slowDouble(line, &i, range, &out)
+    }
+
+    /// ``double(_:_:_:_:)`` of any other form, by `readDouble` itself.
+    @inline(never)
+    private static func slowDouble(_ line: UnsafeRawBufferPointer, _ i: inout Int, _ range: ClosedRange<Double>, _ out: inout Double?) -> Bool {
         var s = JSONScanner(line)
         s.position = i
         if s.consumeNull() { out = nil; i = s.position; return true }
@@ -378,16 +447,12 @@ package struct CountingLineScanner {
         Int(truncatingIfNeeded: ((w0 &* 0x9E37_79B9_7F4A_7C15) ^ (w1 &* 0xC2B2_AE3D_27D4_EB4F) ^ (UInt64(length) &* 0x1656_67B1_9E37_79F9)) >> 56)
     }
 
-    /// The field of the key at `start`, first compared with the one expected at `position`.
-    @inline(__always)
+    /// The field of the key at `start` (not the one expected at `position`),
+    /// looked up in the table and expected at `position` from now on.
     private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, position: Int) -> Field? {
         guard length >= 1, length <= 16 else { return nil }
         let w0 = Self.word(p, start, min(length, 8), n), w1 = length > 8 ? Self.word(p, start + 8, length - 8, n) : 0
         let known = position < expected.count
-        if known {
-            let guess = expected[position]
-            if guess.length == length, guess.w0 == w0, guess.w1 == w1 { return guess.field }
-        }
         var h = Self.hash(w0, w1, length)
         while true {
             let slot = table[h]
