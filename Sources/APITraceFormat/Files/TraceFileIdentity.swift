@@ -191,7 +191,8 @@ extension TraceFileIdentity {
             fields.reserveCapacity(5)
             var lineStart = 0
             while lineStart < raw.count {
-                let lineEnd = memchr(raw.baseAddress! + lineStart, 0x0A, raw.count - lineStart).map { $0 - UnsafeMutableRawPointer(mutating: raw.baseAddress!) } ?? raw.count
+                let base = raw.baseAddress!
+                let lineEnd = memchr(base + lineStart, 0x0A, raw.count - lineStart).map { UnsafeRawPointer($0) - base } ?? raw.count
                 fields.removeAll(keepingCapacity: true)
                 var i = lineStart
                 while i < lineEnd, fields.count < 5 {

@@ -101,8 +101,8 @@ package enum RegularFile {
         }
         defer { close(fd) }
         // Read straight into one buffer the size the file has now (it may still grow or shrink
-        // while read): no chunk copied in and no buffer grown by doubling, which for a cache of a
-        // few hundred kilobytes was most of the memory a cron run touched.
+        // while read, and procfs says 0): no chunk copied in and, for a cache of a few hundred
+        // kilobytes, no buffer grown by doubling (each doubling a fresh mapping to fault in).
         var info = stat()
         let expected = fstat(fd, &info) == 0 ? max(0, Int(info.st_size)) : 0
         var bytes = [UInt8](repeating: 0, count: min(expected, limit) + 1)
