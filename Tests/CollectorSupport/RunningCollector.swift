@@ -1,5 +1,6 @@
 public import APITraceCollector
 public import Hummingbird
+import APITraceTestSupport
 import Logging
 import NIOCore
 
@@ -35,7 +36,8 @@ public final class RunningCollector: Sendable {
             router: router, server: collector.httpServer, configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? -1) },
             logger: logger)
-        let task = Task {
+        // On the servers' own threads: see ``ServerExecutor``.
+        let task = Task(executorPreference: ServerExecutor.shared) {
             defer { continuation.finish() }
             try await app.run()
         }

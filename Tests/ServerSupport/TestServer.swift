@@ -1,5 +1,6 @@
 public import Foundation
 public import Hummingbird
+import APITraceTestSupport
 import Logging
 import NIOCore
 
@@ -37,7 +38,7 @@ public enum TestServer {
             logger: logger
         )
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            group.addTask(executorPreference: ServerExecutor.shared) { try await app.runService(gracefulShutdownSignals: []) }
             defer { group.cancelAll() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next(), port > 0 else { throw DidNotStart() }
