@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the reference tools some tests check apitrace's output against, when they are missing:
-# Prometheus Alertmanager, Prometheus (promtool), Chromium (headless, for the HTML report), prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
+# Prometheus Alertmanager, Prometheus (promtool), Chromium (headless, for the HTML report), libdeflate, prometheus_client (OpenMetrics parser), DuckDB and chdb (ClickHouse's engine in-process) for the
 # collection queries, websockets (a real WebSocket server) and opentelemetry-proto (the official OTLP
 # definitions). Run once before `swift test` (CI does, from .ci/run). Without it, `swift test` skips
 # the tests that need a missing tool and names it; under CI (CI set) those tests run and fail instead.
@@ -30,6 +30,15 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
   if [ "${APT_UPDATED:-0}" != 1 ]; then apt-get update -qq >/dev/null 2>&1 || true; APT_UPDATED=1; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
     echo "note: could not install chromium; the HTML report browser test will fail" >&2
+fi
+
+# libdeflate (Debian package `libdeflate0`, the shared library alone): `apitrace export --format otlp`
+# and the collector's forwarding gzip their bodies with it when it is there (zlib otherwise); the
+# test of that path needs it. Only installed when missing.
+if ! ls /usr/lib/*/libdeflate.so.0 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  if [ "${APT_UPDATED:-0}" != 1 ]; then apt-get update -qq >/dev/null 2>&1 || true; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdeflate0 >/dev/null 2>&1 ||
+    echo "note: could not install libdeflate0; the libdeflate gzip test will be skipped" >&2
 fi
 
 if python3 -c 'import prometheus_client, duckdb, chdb, websockets, opentelemetry.proto' 2>/dev/null; then

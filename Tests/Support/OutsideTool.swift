@@ -15,6 +15,7 @@ public import Testing
 public struct OutsideTool: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
         case executable(candidates: [String])
+        case library(candidates: [String])
         case pythonModule(String)
     }
 
@@ -32,6 +33,7 @@ public struct OutsideTool: Sendable, CustomStringConvertible {
     public var isInstalled: Bool {
         switch kind {
         case .executable: return path != nil
+        case .library(let candidates): return candidates.contains { FileManager.default.fileExists(atPath: $0) }
         case .pythonModule(let module):
             if OutsideTool.knownModules.contains(module) { return OutsideTool.pythonModules.contains(module) }
             return OutsideTool.imports([module]).contains(module)
@@ -51,6 +53,10 @@ public struct OutsideTool: Sendable, CustomStringConvertible {
         "prometheus-alertmanager", ["/usr/bin/prometheus-alertmanager", "/usr/local/bin/prometheus-alertmanager"])
     public static let chromium = executable(
         "chromium", ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"])
+    /// libdeflate's shared library (Debian's `libdeflate0`), which `GzipDeflater.compressWhole` loads when it is there.
+    public static let libdeflate = OutsideTool(
+        kind: .library(candidates: ["x86_64", "aarch64"].map { "/usr/lib/\($0)-linux-gnu/libdeflate.so.0" } + ["/usr/lib/libdeflate.so.0", "/usr/local/lib/libdeflate.so.0"]),
+        description: "libdeflate0 (libdeflate.so.0)")
     /// The python3 that `/usr/bin/env python3` runs, as the tests do (PATH first: a pyenv or venv
     /// python, with its own modules, before the system's).
     public static let python3 = executable("python3", pathCandidates("python3") + ["/usr/bin/python3", "/usr/local/bin/python3"])

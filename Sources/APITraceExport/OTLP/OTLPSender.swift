@@ -52,7 +52,7 @@ public struct OTLPSender: Sendable {
     /// The body ``send(body:signal:)`` posts for an encoded payload: gzipped when the endpoint asks
     /// for it. Safe to call on any thread (an export prepares bodies on its reading threads).
     public func body(_ payload: [UInt8]) throws -> [UInt8] {
-        try endpoint.gzip ? GzipDeflater.compress(payload, level: 1) : payload
+        try endpoint.gzip ? GzipDeflater.compressWhole(payload, level: 1) : payload
     }
 
     /// Sends a body made by ``body(_:)`` to the signal's URL, waiting for the outcome.
