@@ -33,8 +33,10 @@ public struct OTLPExport {
     /// About the most bytes of text per batch (4 MiB, within every receiver's default limit): a
     /// batch of long lines is sent before it reaches ``batchSize``.
     public var batchBytes = 4 << 20
-    /// Threads reading, mapping and encoding files at once (each file is read by one). Default: the core count.
-    public var readingThreads = ProcessInfo.processInfo.activeProcessorCount
+    /// Threads reading, mapping and encoding files at once (each file is read by one). Default: twice
+    /// the core count, so the kernel shares the cores among files to their end: with one thread a
+    /// core, the thread that lost time to the sending threads read its last file alone on one core.
+    public var readingThreads = 2 * ProcessInfo.processInfo.activeProcessorCount
     /// Files sent at once (each file's batches strictly one after the other, so ``commit`` marks stay
     /// exactly-once): at most one lane per reading thread. 1, the default: ``deliver`` and
     /// ``commit`` are called on the caller's thread. More: ``deliver`` is called from several threads
