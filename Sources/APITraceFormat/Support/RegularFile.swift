@@ -108,10 +108,9 @@ package enum RegularFile {
         var bytes = [UInt8](repeating: 0, count: min(expected, limit) + 1)
         var count = 0
         while true {
+            // Full but not past the limit (checked after every read): room for up to the limit plus
+            // one byte, that one byte telling a file over the limit from one exactly at it.
             if count == bytes.count {
-                guard count <= limit else {
-                    return .failure(Refusal(path: path, reason: "is larger than \(limit) bytes; refused"))
-                }
                 bytes.append(contentsOf: repeatElement(0, count: min(max(count, 64 * 1024), limit - count) + 1))
             }
             let n = bytes.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress! + count, $0.count - count) }
