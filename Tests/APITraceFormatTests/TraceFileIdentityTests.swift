@@ -1,4 +1,5 @@
 import APITraceFormat
+import APITraceTestSupport
 import Foundation
 import Testing
 
@@ -46,5 +47,43 @@ import Testing
         #expect(TraceFileIdentity(fileName: "20261122T100012Z-p-1b2c3d4e5f60718.jsonl.gz") == nil)
         #expect(TraceFileIdentity(fileName: "20261122T100012Z-p-x0261122T110047Z-1b2c3d4e.jsonl.gz") == nil)
         #expect(TraceFileIdentity(fileName: "20261122T100012Z--20261122T110047Z-1b2c3d4e.jsonl.gz") == nil)
+    }
+
+    @Test("an open file's committed length comes from its producer's journal; a FIFO, a device link or an oversized journal there is ignored, not waited on or held")
+    func committedLengthReadsOnlyARegularJournalOfBoundedSize() throws {
+        let dir = TemporaryDirectory()
+        let day = dir.file("store/dt=2026-11-23"), producers = dir.file("store/.producers")
+        try FileManager.default.createDirectory(atPath: day, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: producers, withIntermediateDirectories: true)
+        let name = "20261123T140000Z-3f9a12c4-open.jsonl.gz"
+        let open = day + "/" + name, journal = producers + "/3f9a12c4.journal"
+        FileManager.default.createFile(atPath: open, contents: Data([0x1F, 0x8B]))
+        let digest = String(repeating: "ab", count: 32)
+        let lines = """
+            O dt=2026-11-23/20261123T130000Z-3f9a12c4-open.jsonl.gz 1795438800000 k
+            A \(digest) 999 1795438800000
+            S dt=2026-11-23/20261123T130000Z-3f9a12c4-20261123T140000Z-00000001.jsonl.gz
+            O dt=2026-11-23/\(name) 1795442400000 k
+            A \(digest) 4096 1795442400000
+            A \(digest) 81920 1795442460000
+
+            """
+        try lines.write(toFile: journal, atomically: true, encoding: .utf8)
+        #expect(TraceFileIdentity.committedLength(ofOpen: open) == 81_920)
+
+        // Larger than the limit (one endless line after the real ones): ignored, not read into memory.
+        let handle = try #require(FileHandle(forWritingAtPath: journal))
+        handle.seekToEndOfFile()
+        handle.write(Data(repeating: UInt8(ascii: "A"), count: TraceFileIdentity.maximumJournalBytes))
+        try handle.close()
+        #expect(TraceFileIdentity.committedLength(ofOpen: open) == nil)
+
+        // A FIFO nobody writes to, and a link to an endless device: refused at once.
+        try FileManager.default.removeItem(atPath: journal)
+        #expect(mkfifo(journal, 0o644) == 0)
+        #expect(TraceFileIdentity.committedLength(ofOpen: open) == nil)
+        try FileManager.default.removeItem(atPath: journal)
+        try FileManager.default.createSymbolicLink(atPath: journal, withDestinationPath: "/dev/zero")
+        #expect(TraceFileIdentity.committedLength(ofOpen: open) == nil)
     }
 }

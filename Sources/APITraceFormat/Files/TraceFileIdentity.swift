@@ -168,10 +168,15 @@ extension TraceFileIdentity {
 }
 
 extension TraceFileIdentity {
+    /// Largest producer journal read for ``committedLength(ofOpen:)``: a week of a busy producer's
+    /// lines is a few megabytes; past this the journal is ignored (the whole open file is read).
+    package static let maximumJournalBytes = 64 << 20
+
     /// For an open collector file (`<root>/dt=<day>/<start>-<producer>-open.jsonl.gz`), the length
     /// up to which its producer's journal (`<root>/.producers/<producer>.journal`) records complete
     /// members: the last `A` line after the `O` line naming the file (Docs/collection.md). Nil for
-    /// any other file, or when there is no journal (the whole file is read).
+    /// any other file, or when there is no journal, or it is not a regular file or larger than
+    /// ``maximumJournalBytes`` (the whole file is read).
     package static func committedLength(ofOpen path: String) -> Int64? {
         guard let identity = TraceFileIdentity(fileName: path), identity.kind == .open,
               let slash = path.lastIndex(of: "/") else { return nil }
@@ -181,7 +186,9 @@ extension TraceFileIdentity {
         guard day.hasPrefix("dt=") else { return nil }
         let root = folder[..<dayStart]
         let journal = root + ".producers/" + identity.producer + ".journal"
-        guard let data = FileManager.default.contents(atPath: String(journal)) else { return nil }
+        // Read as every state and cache is (`RegularFile`): a FIFO, a device or a link to one planted
+        // there is refused, not waited on, and a journal past the limit is ignored rather than held.
+        guard case .success(let data?) = RegularFile.read(String(journal), limit: Self.maximumJournalBytes) else { return nil }
         let relative = Array((day + "/" + path[path.index(after: slash)...]).utf8)
         var committed: Int64?
         var current = false
@@ -189,9 +196,9 @@ extension TraceFileIdentity {
         data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             var fields: [Range<Int>] = []
             fields.reserveCapacity(5)
+            guard let base = raw.baseAddress else { return }
             var lineStart = 0
             while lineStart < raw.count {
-                let base = raw.baseAddress!
                 let lineEnd = memchr(base + lineStart, 0x0A, raw.count - lineStart).map { UnsafeRawPointer($0) - base } ?? raw.count
                 fields.removeAll(keepingCapacity: true)
                 var i = lineStart
