@@ -62,15 +62,12 @@ extension OpenMetricsExporter {
             }
         }
 
-        // JSON strings hold no raw NUL, so 0 separates the fields unambiguously (a field's absence is
-        // marked apart from its emptiness where the exporter tells them apart).
+        /// Appends `text` to ``key`` as ``put(_:_:)`` lays it out.
         @inline(__always)
         private mutating func field(_ text: RawText?) {
-            if let text {
-                key.append(1)
-                text.bytes.withMemoryRebound(to: UInt8.self) { key.append(contentsOf: $0) }
-            }
-            key.append(0)
+            let start = key.count
+            key.append(contentsOf: repeatElement(0, count: Self.keyLength(text)))
+            key.withUnsafeMutableBytes { _ = Self.put(text, $0.baseAddress! + start) }
         }
 
         @inline(__always)
@@ -91,7 +88,7 @@ extension OpenMetricsExporter {
                 return
             }
             // The key written in place (on the stack for any ordinary label) rather than appended
-            // to an array field by field: the same bytes ``field(_:)`` would append.
+            // to an array field by field.
             let length = Self.keyLength(record.method) + Self.keyLength(record.route) + Self.keyLength(record.host)
                 + Self.keyLength(record.error) + 3
             let status = record.status ?? 0
@@ -129,7 +126,9 @@ extension OpenMetricsExporter {
         @inline(__always)
         private static func keyLength(_ text: RawText?) -> Int { text.map { $0.bytes.count + 2 } ?? 1 }
 
-        /// Writes what ``field(_:)`` appends for `text` at `at`; returns where it ends.
+        /// Writes one field of a series key at `at`: 1, the bytes, 0 for a text; 0 for none. JSON
+        /// strings hold no raw NUL, so 0 ends a field unambiguously, and a field's absence is told
+        /// apart from its emptiness (as the exporter tells them apart). Returns where it ends.
         @inline(__always)
         private static func put(_ text: RawText?, _ at: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
             guard let text else {
