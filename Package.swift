@@ -185,6 +185,7 @@ let package = Package(
             dependencies: [
                 "APITraceFormat",
                 "APITraceExport",
+                "APITraceCollector",
                 "APITraceCapture",
                 "APITraceSSE",
                 "APITraceAlerting",

@@ -1,3 +1,4 @@
+import APITraceCollector
 import APITraceExport
 import APITraceFormat
 import ArgumentParser
@@ -6,9 +7,10 @@ import Foundation
 /// `apitrace-bench ingest-count`: the collector's counting of an upload in process, without HTTP,
 /// against inflating it alone, on the body `collect` sends (a header and 2,000 realistic events).
 ///
-/// What `apitrace collect` does per upload with `--no-ingest-metrics` (inflate in 16 KiB slices of
-/// gzip) and without it (the same, each inflated block also read by ``TraceRecordStream`` into a
-/// ``OpenMetricsExporter/FileTally``), so the difference is counting alone. Small and repeatable:
+/// What `apitrace collect` does per upload with `--no-ingest-metrics` (its ``UploadValidator``:
+/// inflate in 16 KiB slices of gzip, checking sizes and the header) and without it (the same pass
+/// with an ``IngestTally``, which reads each inflated block into a counted tally), so the
+/// difference is counting alone. Small and repeatable:
 /// run one mode under `valgrind --tool=callgrind` for instruction counts on a loaded machine.
 struct IngestCountBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,35 +51,20 @@ struct IngestCountBenchmark: ParsableCommand {
         }
     }
 
-    /// Inflates `body` `times` times as the collector checks an upload, counting its lines when `counting`.
+    /// Checks `body` `times` times as the collector checks an upload (its own ``UploadValidator``,
+    /// at the collector's default limits), counting its lines into an ``IngestTally`` when `counting`;
+    /// returns the events counted.
     static func upload(_ body: [UInt8], counting: Bool, times: Int) throws -> Int {
+        let validator = UploadValidator(maxDecompressedBytes: 1 << 30)
         var events = 0
         for _ in 0..<times {
-            let inflater = try GzipInflater()
-            let stream = counting ? TraceRecordStream(name: "upload") : nil
-            var tally = OpenMetricsExporter.FileTally(limits: .init())
-            var total = 0
-            try body.withUnsafeBytes { body in
-                var fed = 0
-                while fed < body.count {
-                    let slice = UnsafeRawBufferPointer(rebasing: body[fed..<min(body.count, fed + (16 << 10))])
-                    fed += slice.count
-                    try inflater.inflate(slice) { chunk in
-                        total += chunk.count
-                        stream?.feed(chunk, header: { _, _ in true }, counted: { record in
-                            tally.add(record)
-                            return true
-                        })
-                    }
-                }
-            }
-            try inflater.finish()
-            if let stream {
-                let scan = stream.finish()
-                events += scan.events
+            let tally = counting ? IngestTally(limits: .init()) : nil
+            _ = try body.withUnsafeBytes { try validator.validate($0, counting: tally) }
+            if let tally {
+                let scan = tally.counted.scan
                 guard scan.events > 0 else { throw BenchError("nothing counted") }
+                events += scan.events
             }
-            events += total & 1
         }
         return events
     }

@@ -12,11 +12,7 @@ enum Measure {
     }
 
     /// Monotonic nanoseconds.
-    @inline(__always) static func nanoseconds() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
+    @inline(__always) static func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// The value at quantile `q` (0...1) of already sorted values.
     static func quantile(_ sorted: [Double], _ q: Double) -> Double {

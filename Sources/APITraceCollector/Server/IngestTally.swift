@@ -1,5 +1,5 @@
-import APITraceExport
-import APITraceFormat
+package import APITraceExport
+package import APITraceFormat
 
 /// The metrics of one upload, counted in the pass that checks it (``UploadValidator``) from the
 /// bytes that pass inflates anyway, and added to ``IngestMetrics`` only once the upload is stored.
@@ -7,7 +7,7 @@ import APITraceFormat
 /// Lines are read by the rules every reader of traces follows (``TraceRecordStream``): a cut
 /// body's incomplete last line is not read, so a salvaged file counts the complete lines it keeps;
 /// a refused body's tally is dropped, so it counts nothing however far it was read.
-final class IngestTally {
+package final class IngestTally {
     /// Counting reads a dozen fields of a line, so lines are read for their counted fields
     /// (``TraceRecordStream/feed(_:header:counted:)``: a lean reader, the full one for lines it declines).
     private let stream = TraceRecordStream(name: "upload")
@@ -16,7 +16,7 @@ final class IngestTally {
     private var tally: OpenMetricsExporter.FileTally?
     private var scan: TraceFileReader.RecordScan?
 
-    init(limits: OpenMetricsExporter.Limits) {
+    package init(limits: OpenMetricsExporter.Limits) {
         tally = OpenMetricsExporter.FileTally(limits: limits)
     }
 
@@ -43,7 +43,7 @@ final class IngestTally {
     }
 
     /// The counts of the upload's lines, once ``finish()`` was called.
-    var counted: (tally: OpenMetricsExporter.FileTally, scan: TraceFileReader.RecordScan) {
+    package var counted: (tally: OpenMetricsExporter.FileTally, scan: TraceFileReader.RecordScan) {
         (tally!, scan ?? stream.finish())
     }
 }

@@ -14,7 +14,7 @@ import APITraceFormat
 ///
 /// Given an ``IngestTally``, the same pass counts the body's lines for `/metrics`: one inflate
 /// per upload whether it is counted or not.
-struct UploadValidator: Sendable {
+package struct UploadValidator: Sendable {
     /// Largest decompressed size accepted.
     var maxDecompressedBytes: Int
     /// Largest ratio of decompressed to compressed bytes fed so far.
@@ -30,11 +30,17 @@ struct UploadValidator: Sendable {
     /// inflate to ``ratioAllowance`` plus ``maxRatio`` times 64 KiB (14 MiB at the defaults).
     static let ratioWindowSlices = 4
 
+    /// A validator refusing bodies that inflate past `maxDecompressedBytes`, or past `maxRatio` times their size.
+    package init(maxDecompressedBytes: Int, maxRatio: Int = 200) {
+        self.maxDecompressedBytes = maxDecompressedBytes
+        self.maxRatio = maxRatio
+    }
+
     private struct TooLarge: Error {}
     private struct TooDense: Error { var inflated: Int; var from: Int; var to: Int }
 
     /// A body that passed.
-    struct Validated {
+    package struct Validated {
         /// The file's header.
         var header: TraceFileHeader
         /// Where the gzip data stops, when the body is cut before its end.
@@ -45,7 +51,7 @@ struct UploadValidator: Sendable {
 
     /// Returns the file's header and whether it is cut, or throws ``UploadRejection``; counts the
     /// body's lines into `tally` in the same pass (to be added to the metrics once stored).
-    func validate(_ body: UnsafeRawBufferPointer, counting tally: IngestTally? = nil) throws(UploadRejection) -> Validated {
+    package func validate(_ body: UnsafeRawBufferPointer, counting tally: IngestTally? = nil) throws(UploadRejection) -> Validated {
         guard body.count > 0 else { throw UploadRejection(.emptyBody, "the body is empty; send the bytes of a finished .jsonl.gz trace file") }
         guard body.count >= 2, body[0] == 0x1F, body[1] == 0x8B else {
             throw UploadRejection(.notGzip, "the body is not gzip data (it does not start with 1f 8b); send the .jsonl.gz file as is")
