@@ -105,7 +105,9 @@ package enum RegularFile {
         // kilobytes, no buffer grown by doubling (each doubling a fresh mapping to fault in).
         var info = stat()
         let expected = fstat(fd, &info) == 0 ? max(0, Int(info.st_size)) : 0
-        var bytes = [UInt8](repeating: 0, count: min(expected, limit) + 1)
+        // Already larger: refused before a byte is read or a buffer the size of the limit is made.
+        guard expected <= limit else { return .failure(Refusal(path: path, reason: "is larger than \(limit) bytes; refused")) }
+        var bytes = [UInt8](repeating: 0, count: expected + 1)
         var count = 0
         while true {
             // Full but not past the limit (checked after every read): room for up to the limit plus
