@@ -30,6 +30,21 @@ struct OpenMetricsFileTallyTests {
 
     // With bounds that bite, a tally and a line-by-line count may admit different routes into their
     // own series (a tally adds its requests, then the other types); unbounded, they must agree exactly.
+    /// Reads `line` with the full scanner and, when it is an event, counts it both ways: into the
+    /// tally and line by line into an exporter. True when it was counted.
+    static func count(
+        _ line: String, _ scanner: inout TraceRecordScanner, into tally: inout OpenMetricsExporter.FileTally,
+        and lineByLine: inout OpenMetricsExporter, appVersion: String
+    ) -> Bool {
+        var bytes = Array(line.utf8)
+        return bytes.withUnsafeMutableBytes { raw in
+            guard scanner.scan(UnsafeRawBufferPointer(raw)) == .event else { return false }
+            tally.add(scanner.record)
+            lineByLine.add(scanner.record, appVersion: appVersion)
+            return true
+        }
+    }
+
     @Test("a tally counts what the exporter counts line by line, with thousands of series")
     func tallyEqualsLineByLine() {
         let limits = OpenMetricsExporter.Limits(routes: 100_000, identities: 100_000, seriesPerFamily: 1_000_000)
@@ -39,14 +54,8 @@ struct OpenMetricsFileTallyTests {
         var lineByLine = OpenMetricsExporter(limits: limits)
         var scanner = TraceRecordScanner()
         var counted = 0
-        for line in Self.lines(distinct: 6_000) {
-            var bytes = Array(line.utf8)
-            bytes.withUnsafeMutableBytes { raw in
-                guard scanner.scan(UnsafeRawBufferPointer(raw)) == .event else { return }
-                counted += 1
-                tally.add(scanner.record)
-                lineByLine.add(scanner.record, appVersion: "1.2")
-            }
+        for line in Self.lines(distinct: 6_000) where Self.count(line, &scanner, into: &tally, and: &lineByLine, appVersion: "1.2") {
+            counted += 1
         }
         var fromTally = OpenMetricsExporter(limits: limits)
         fromTally.add(tally)
@@ -78,13 +87,7 @@ struct OpenMetricsFileTallyTests {
                         let status = e == 2 ? #","status":\#(200 + h + round)"# : ""
                         let line = #"{"type":"request","ts":"2026-11-22T10:00:01.000Z","method":"GET","route":"/\#(String(repeating: "r", count: length))""#
                             + host + error + status + #","duration_ms":\#(length % 8 * 125)}"#
-                        var bytes = Array(line.utf8)
-                        bytes.withUnsafeMutableBytes { raw in
-                            guard scanner.scan(UnsafeRawBufferPointer(raw)) == .event else { return }
-                            counted += 1
-                            tally.add(scanner.record)
-                            lineByLine.add(scanner.record, appVersion: "")
-                        }
+                        if Self.count(line, &scanner, into: &tally, and: &lineByLine, appVersion: "") { counted += 1 }
                     }
                 }
             }
