@@ -97,6 +97,9 @@ extension TraceFileReader {
         private var scanner = TraceRecordScanner()
         private var lineWarnings: LineWarnings
         private var counting = CountingLineScanner()
+        /// `scan.header != nil`, kept apart: comparing the optional header with nil copied and
+        /// destroyed the whole header (its strings) on every line.
+        private var hasHeader = false
 
         /// Lines of the file at `path` (named in warnings).
         package init(path: String) { lineWarnings = LineWarnings(path: path) }
@@ -110,7 +113,7 @@ extension TraceFileReader {
             header accept: (TraceFileHeader, UnsafeRawBufferPointer) -> Bool,
             _ body: (CountedRecord) -> Bool
         ) -> Bool {
-            if scan.header != nil, counting.scan(bytes) {
+            if hasHeader, counting.scan(bytes) {
                 countEvent(number, ignoredSampleRate: counting.record.ignoredSampleRate)
                 return body(counting.record)
             }
@@ -125,13 +128,14 @@ extension TraceFileReader {
             _ body: (TraceRecord, UnsafeRawBufferPointer, Int) -> Bool
         ) -> Bool {
             if bytes.isEmpty { return true }
-            guard scan.header != nil else {
+            guard hasHeader else {
                 switch HeaderCheck.check(bytes, line: number, path: lineWarnings.path) {
                 case .failure(let warning):
                     scan.warnings.append(warning)
                     return false
                 case .success(let header):
                     scan.header = header
+                    hasHeader = true
                     if !accept(header, bytes) { scan.declined = true; return false }
                     return true
                 }
