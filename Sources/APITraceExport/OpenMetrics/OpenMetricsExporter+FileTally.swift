@@ -41,6 +41,9 @@ extension OpenMetricsExporter {
         /// The other types' series in the order first seen, with their counts.
         fileprivate var series: [(series: Series, count: Int)] = []
         fileprivate let limits: Limits
+        /// ``OpenMetricsExporter/durationBuckets``, held here: the global is checked for
+        /// initialization and retained on every read, once per line.
+        private let bounds = OpenMetricsExporter.durationBuckets
         fileprivate var appVersion = ""
 
         /// An empty tally, bounded by `limits` for the events other than requests.
@@ -65,9 +68,10 @@ extension OpenMetricsExporter {
         /// Appends `text` to ``key`` as ``put(_:_:)`` lays it out.
         @inline(__always)
         private mutating func field(_ text: RawText?) {
-            let start = key.count
-            key.append(contentsOf: repeatElement(0, count: Self.keyLength(text)))
-            key.withUnsafeMutableBytes { _ = Self.put(text, $0.baseAddress! + start) }
+            guard let text else { key.append(0); return }
+            key.append(1)
+            key.append(contentsOf: text.bytes)
+            key.append(0)
         }
 
         @inline(__always)
@@ -112,7 +116,7 @@ extension OpenMetricsExporter {
             let weight = record.weight
             let seconds = (record.durationMs ?? 0) / 1000
             var bucket = 0
-            let bounds = OpenMetricsExporter.durationBuckets
+            let bounds = self.bounds
             while bucket < bounds.count && !(seconds <= bounds[bucket]) { bucket += 1 }
             let base = i * Self.statsStride
             stats.withUnsafeMutableBufferPointer { stats in
@@ -137,9 +141,28 @@ extension OpenMetricsExporter {
             }
             at.storeBytes(of: 1, as: UInt8.self)
             let n = text.bytes.count
-            if n > 0 { (at + 1).copyMemory(from: text.bytes.baseAddress!, byteCount: n) }
+            if n > 0 { copy(text.bytes.baseAddress!, to: at + 1, n) }
             (at + 1 + n).storeBytes(of: 0, as: UInt8.self)
             return at + 2 + n
+        }
+
+        /// Copies `n` (at least 1) bytes inline: labels are a few bytes to a few dozen, where a call
+        /// to `memcpy` per field cost more than the copy. Reads and writes only the `n` bytes.
+        @inline(__always)
+        private static func copy(_ from: UnsafeRawPointer, to: UnsafeMutableRawPointer, _ n: Int) {
+            if n >= 8 {
+                var k = 0
+                while k &+ 8 <= n {
+                    to.storeBytes(of: from.loadUnaligned(fromByteOffset: k, as: UInt64.self), toByteOffset: k, as: UInt64.self)
+                    k &+= 8
+                }
+                // The last (partial) word again, overlapping what is already copied.
+                if k < n {
+                    to.storeBytes(of: from.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self), toByteOffset: n &- 8, as: UInt64.self)
+                }
+                return
+            }
+            for k in 0..<n { to.storeBytes(of: from.load(fromByteOffset: k, as: UInt8.self), toByteOffset: k, as: UInt8.self) }
         }
 
         /// Counts an event of another type under its series (what ``OpenMetricsExporter/add(_:appVersion:)`` reads of it).

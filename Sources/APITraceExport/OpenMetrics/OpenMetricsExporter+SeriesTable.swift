@@ -107,7 +107,12 @@ extension OpenMetricsExporter.FileTally {
             }
             if i < n {
                 var w: UInt64 = 0
-                for k in i..<n { w |= UInt64(bytes[k]) << UInt64((k - i) * 8) }
+                if n >= 8 {
+                    // The last eight bytes, shifted down to the ones left: the same word as byte by byte.
+                    w = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)) >> UInt64((8 - (n - i)) * 8)
+                } else {
+                    for k in i..<n { w |= UInt64(bytes[k]) << UInt64((k - i) * 8) }
+                }
                 h = mix(h ^ w ^ 0xA076_1D64_78BD_642F, seed.1)
             }
             return mix(h, seed.1 ^ 0xE703_7ED1_A0B4_28DB)

@@ -34,10 +34,14 @@ package struct CountingLineScanner {
     package private(set) var record = CountedRecord()
     private var timestamps = MinuteTimestamps()
     private let table = CountingLineScanner.fieldTable
-    /// The key met at each position of the last lines: lines of one file mostly list their keys in
-    /// the same order, so a key is first compared with the one expected there, and looked up only
-    /// when it differs.
-    private var expected = [Slot](repeating: Slot(), count: 24)
+    /// The key met at each position of the last lines, per event type: lines of one type list their
+    /// keys in the same order, so a key is first compared with the one expected there, and looked up
+    /// only when it differs. A row per type, so a file mixing types (requests between SSE events and
+    /// errors) does not miss after every change of type. Row 0 holds the first key (`type`) and the
+    /// keys of types without a row of their own.
+    private var expected = [Slot](repeating: Slot(), count: CountingLineScanner.rows * CountingLineScanner.positions)
+    private static let positions = 24
+    private static let rows = 8
 
     package init() {}
 
@@ -66,6 +70,7 @@ package struct CountingLineScanner {
         var duration, sampleRate, ignoredDouble: Double?
         var i = 1
         var position = 0
+        var row = 0
         while true {
             // p[i] is the opening quote of a key.
             let keyStart = i + 1
@@ -74,16 +79,19 @@ package struct CountingLineScanner {
             // by the closing quote (a known key holds no quote, so that quote ends the key), found
             // without searching for the quote first. Written out here: as a function, called once
             // per key, the compiler did not inline it, and the call cost more than the check.
-            let guess = position < expected.count ? expected[position] : Slot()
+            // Both words of the key are loaded whole and masked to its length (a known key has at
+            // most 16 bytes); near the line's end, byte by byte.
+            let guess = position < Self.positions ? expected[row &+ position] : Slot()
             let length = guess.length
-            if length > 0, keyStart + length < n, p[keyStart + length] == UInt8(ascii: "\""),
-               Self.word(p, keyStart, min(length, 8), n) == guess.w0,
-               length <= 8 || Self.word(p, keyStart + 8, length - 8, n) == guess.w1 {
+            if length > 0, keyStart &+ length < n, p[keyStart &+ length] == UInt8(ascii: "\""),
+               keyStart &+ 16 <= n
+                ? Self.load(p, keyStart) & guess.m0 == guess.w0 && Self.load(p, keyStart &+ 8) & guess.m1 == guess.w1
+                : Self.word(p, keyStart, min(length, 8), n) == guess.w0 && (length <= 8 || Self.word(p, keyStart &+ 8, length &- 8, n) == guess.w1) {
                 field = guess.field
-                i = keyStart + length + 1
+                i = keyStart &+ length &+ 1
             } else {
                 guard let keyEnd = Self.quote(p, keyStart, n),
-                      let found = self.field(p, keyStart, keyEnd - keyStart, n, position: position) else { return false }
+                      let found = self.field(p, keyStart, keyEnd - keyStart, n, at: position < Self.positions ? row &+ position : nil) else { return false }
                 field = found
                 i = keyEnd + 1
             }
@@ -92,7 +100,9 @@ package struct CountingLineScanner {
             position += 1
             let ok: Bool
             switch field {
-            case .type: ok = Self.string(p, n, &i, &type, special: special)
+            case .type:
+                ok = Self.string(p, n, &i, &type, special: special)
+                if ok, let type { row = Self.row(of: type.bytes) * Self.positions }
             case .ts: ok = Self.string(p, n, &i, &ts, special: special)
             case .method: ok = Self.string(p, n, &i, &method, special: special)
             case .route: ok = Self.string(p, n, &i, &route, special: special)
@@ -280,9 +290,13 @@ package struct CountingLineScanner {
         if negative { j += 1 }
         let start = j
         var v: Int64 = 0
-        while j < n, j - start < 18, p[j] &- 48 < 10 {
-            v = v * 10 + Int64(p[j] &- 48)
-            j += 1
+        // At most 18 digits, so the value cannot overflow.
+        let limit = min(n, start &+ 18)
+        while j < limit {
+            let digit = p[j] &- 48
+            if digit >= 10 { break }
+            v = v &* 10 &+ Int64(digit)
+            j &+= 1
         }
         if j > start, j < n, p[j] == UInt8(ascii: ",") || p[j] == UInt8(ascii: "}"), j - start == 1 || p[start] != 48 {
             let value = negative ? -v : v
@@ -318,22 +332,25 @@ package struct CountingLineScanner {
         if negative { j += 1 }
         let start = j
         var mantissa: UInt64 = 0
-        var digits = 0, fraction = 0
-        while j < n, p[j] &- 48 < 10 {
-            mantissa = mantissa &* 10 &+ UInt64(p[j] &- 48)
-            digits += 1
-            j += 1
+        while j < n {
+            let digit = p[j] &- 48
+            if digit >= 10 { break }
+            mantissa = mantissa &* 10 &+ UInt64(digit)
+            j &+= 1
         }
+        var digits = j &- start, fraction = 0
         var plain = j > start && (j - start == 1 || p[start] != 48)
         if plain, j < n, p[j] == UInt8(ascii: ".") {
             j += 1
             let fractionStart = j
-            while j < n, p[j] &- 48 < 10 {
-                mantissa = mantissa &* 10 &+ UInt64(p[j] &- 48)
-                digits += 1
-                fraction += 1
-                j += 1
+            while j < n {
+                let digit = p[j] &- 48
+                if digit >= 10 { break }
+                mantissa = mantissa &* 10 &+ UInt64(digit)
+                j &+= 1
             }
+            fraction = j &- fractionStart
+            digits &+= fraction
             plain = j > fractionStart
         }
         if plain, digits <= 15, j < n, p[j] == UInt8(ascii: ",") || p[j] == UInt8(ascii: "}") {
@@ -407,9 +424,13 @@ package struct CountingLineScanner {
         ("reused", .bool), ("metadata", .object), ("user_info", .object), ("underlying", .stringArray),
     ]
 
+    /// A key of the format: its first and second eight bytes (zero above its length) with the masks
+    /// that keep only its bytes of a word loaded whole.
     private struct Slot {
         var w0: UInt64 = 0
         var w1: UInt64 = 0
+        var m0: UInt64 = 0
+        var m1: UInt64 = 0
         var length = 0
         var field = Field.type
     }
@@ -425,7 +446,7 @@ package struct CountingLineScanner {
             let w0 = word(p, 0, min(n, 8), n), w1 = n > 8 ? word(p, 8, n - 8, n) : 0
             var h = hash(w0, w1, n)
             while table[h].length != 0 { h = (h + 1) & (slots - 1) }
-            table[h] = Slot(w0: w0, w1: w1, length: n, field: field)
+            table[h] = Slot(w0: w0, w1: w1, m0: mask(min(n, 8)), m1: mask(max(n - 8, 0)), length: n, field: field)
         }
         return UnsafePointer(table)
     }()
@@ -442,24 +463,46 @@ package struct CountingLineScanner {
         return w
     }
 
+    /// Eight bytes at `from` (which has at least eight bytes after it).
+    @inline(__always)
+    private static func load(_ p: UnsafePointer<UInt8>, _ from: Int) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(fromByteOffset: from, as: UInt64.self))
+    }
+
+    /// The mask of the low `count` (0 to 8) bytes of a word.
+    private static func mask(_ count: Int) -> UInt64 { count >= 8 ? ~0 : (1 << UInt64(count * 8)) &- 1 }
+
     @inline(__always)
     private static func hash(_ w0: UInt64, _ w1: UInt64, _ length: Int) -> Int {
         Int(truncatingIfNeeded: ((w0 &* 0x9E37_79B9_7F4A_7C15) ^ (w1 &* 0xC2B2_AE3D_27D4_EB4F) ^ (UInt64(length) &* 0x1656_67B1_9E37_79F9)) >> 56)
     }
 
-    /// The field of the key at `start` (not the one expected at `position`),
-    /// looked up in the table and expected at `position` from now on.
-    private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, position: Int) -> Field? {
+    /// The row of ``expected`` for lines of this `type` (a few comparisons; 0 for any other type).
+    @inline(__always)
+    private static func row(of type: UnsafeRawBufferPointer) -> Int {
+        guard let first = type.first else { return 0 }
+        switch type.count {
+        case 7: return first == UInt8(ascii: "r") ? 1 : 2  // request, dropped
+        case 14: return 3  // decode_failure
+        case 5: return 4  // error
+        case 3: return first == UInt8(ascii: "s") ? 5 : 6  // sse, log
+        case 9: return 7  // websocket
+        default: return 0
+        }
+    }
+
+    /// The field of the key at `start` (not the one expected where it is), looked up in the table
+    /// and expected at `slot` of ``expected`` from now on (when the position has a slot).
+    private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, at slot: Int?) -> Field? {
         guard length >= 1, length <= 16 else { return nil }
         let w0 = Self.word(p, start, min(length, 8), n), w1 = length > 8 ? Self.word(p, start + 8, length - 8, n) : 0
-        let known = position < expected.count
         var h = Self.hash(w0, w1, length)
         while true {
-            let slot = table[h]
-            if slot.length == 0 { return nil }
-            if slot.length == length, slot.w0 == w0, slot.w1 == w1 {
-                if known { expected[position] = slot }
-                return slot.field
+            let found = table[h]
+            if found.length == 0 { return nil }
+            if found.length == length, found.w0 == w0, found.w1 == w1 {
+                if let slot { expected[slot] = found }
+                return found.field
             }
             h = (h + 1) & (Self.slots - 1)
         }
