@@ -9,8 +9,8 @@ import Foundation
 ///
 /// What `apitrace collect` does per upload with `--no-ingest-metrics` (its ``UploadValidator``:
 /// inflate in 16 KiB slices of gzip, checking sizes and the header) and without it (the same pass
-/// with an ``IngestTally``, which reads each inflated block into a counted tally), so the
-/// difference is counting alone. Small and repeatable:
+/// with an ``IngestTally``, which reads each inflated block into a counted tally, then added to
+/// the counters as the collector's `/metrics` adds it), so the difference is counting alone. Small and repeatable:
 /// run one mode under `valgrind --tool=callgrind` for instruction counts on a loaded machine.
 struct IngestCountBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,17 +52,20 @@ struct IngestCountBenchmark: ParsableCommand {
     }
 
     /// Checks `body` `times` times as the collector checks an upload (its own ``UploadValidator``,
-    /// at the collector's default limits), counting its lines into an ``IngestTally`` when `counting`;
+    /// at the collector's default limits), counting its lines into an ``IngestTally`` when `counting`
+    /// and adding each tally to the counters, as the collector's metrics do once it is stored;
     /// returns the events counted.
     static func upload(_ body: [UInt8], counting: Bool, times: Int) throws -> Int {
         let validator = UploadValidator(maxDecompressedBytes: 1 << 30)
+        var metrics = OpenMetricsExporter()
         var events = 0
         for _ in 0..<times {
             let tally = counting ? IngestTally(limits: .init()) : nil
             _ = try body.withUnsafeBytes { try validator.validate($0, counting: tally) }
             if let tally {
-                let scan = tally.counted.scan
+                let (counted, scan) = tally.counted
                 guard scan.events > 0 else { throw BenchError("nothing counted") }
+                metrics.add(counted)
                 events += scan.events
             }
         }

@@ -163,25 +163,37 @@ public struct OpenMetricsExporter: Sendable, Codable {
         case .clientError: errorClass = "client"
         case .success, .cancelled, .offline: errorClass = ""
         }
-        let errorType = error.map { bounded(identity: $0) } ?? (errorClass == "server" || errorClass == "client" ? status.map(String.init) ?? "" : "")
+        let statusText = status.map(String.init) ?? ""
+        let errorType = error.map { bounded(identity: $0) } ?? (errorClass == "server" || errorClass == "client" ? statusText : "")
         addRequests(RequestCountKey(
             request: RequestKey(method: method, route: bounded(route: route), host: host, appVersion: appVersion),
-            status: status.map(String.init) ?? "", errorType: errorType, errorClass: errorClass, outcome: outcome.rawValue),
+            status: statusText, errorType: errorType, errorClass: errorClass, outcome: outcome.rawValue),
             count: count, durations: durations)
     }
 
     /// Adds `count` requests and their durations under `key` (already bounded per label), or under
     /// the all-`(other)` series once the family is full.
     private mutating func addRequests(_ key: RequestCountKey, count: Double, durations add: (inout Histogram) -> Void) {
+        // Each key hashed once when its series exists (the common case): found by index, added in place.
         var key = key
-        if durations[key.request] == nil, durations.count >= limits.seriesPerFamily - 1 {
+        var histogram = durations.index(forKey: key.request)
+        if histogram == nil, durations.count >= limits.seriesPerFamily - 1 {
             key.request = RequestKey(method: Self.other, route: Self.other, host: Self.other, appVersion: Self.other)
+            histogram = durations.index(forKey: key.request)
         }
-        if requests[key] == nil, requests.count >= limits.seriesPerFamily - 1 {
+        var counter = requests.index(forKey: key)
+        if counter == nil, requests.count >= limits.seriesPerFamily - 1 {
             key = RequestCountKey(request: key.request, status: Self.other, errorType: Self.other, errorClass: Self.other, outcome: Self.other)
+            counter = requests.index(forKey: key)
         }
-        requests[key, default: 0] += count
-        add(&durations[key.request, default: Histogram()])
+        if let counter { requests.values[counter] += count } else { requests[key] = count }
+        if let histogram {
+            add(&durations.values[histogram])
+        } else {
+            var new = Histogram()
+            add(&new)
+            durations[key.request] = new
+        }
     }
 
     mutating func addDecodeFailure(entity: String, kind: String, pathPattern: String, route: String, appVersion: String, count: Int = 1) {
@@ -259,8 +271,18 @@ public struct OpenMetricsExporter: Sendable, Codable {
 
     /// Adds `n` to a series, or to the all-`(other)` series once the family is full; saturating.
     private mutating func add(_ n: Int, to key: [String], in family: WritableKeyPath<OpenMetricsExporter, [[String]: Int]>) {
-        let key = self[keyPath: family][key] != nil || self[keyPath: family].count < limits.seriesPerFamily - 1 ? key : key.map { _ in Self.other }
-        self[keyPath: family][key] = (self[keyPath: family][key] ?? 0).addingSaturated(n)
+        let full = limits.seriesPerFamily - 1
+        Self.add(n, to: key, in: &self[keyPath: family], full: full)
+    }
+
+    /// ``add(_:to:in:)`` on the family itself: the key hashed once when its series exists.
+    private static func add(_ n: Int, to key: [String], in family: inout [[String]: Int], full: Int) {
+        if let series = family.index(forKey: key) {
+            family.values[series] = family.values[series].addingSaturated(n)
+            return
+        }
+        let key = family.count < full ? key : key.map { _ in Self.other }
+        family[key] = (family[key] ?? 0).addingSaturated(n)
     }
 
     /// Every label of a request series, so the order of the text is total (and two exports of the same counts are byte-identical).
