@@ -191,9 +191,15 @@ struct CountingLineScannerTests {
     // bytes and the quote after them: keys that begin another key (`message` / `messages_in`,
     // `bytes_in` / `bytes_out`, `app` / `app_version`), keys cut before their quote and unknown
     // keys in a known key's place must all be read as the full reader reads them.
-    @Test("keys that begin one another, alternating at one position from line to line, read as the full reader reads them")
+    @Test("keys that begin one another, alternating at one position from line to line and between event types, read as the full reader reads them")
     func expectedKeysAtAPosition() {
-        let head = #"{"type":"websocket","ts":"2026-11-22T10:00:07.000Z","phase":"close","route":"/live","#
+        // Keys are expected per event type, so lines of several types take turns.
+        let heads = [
+            #"{"type":"websocket","ts":"2026-11-22T10:00:07.000Z","phase":"close","route":"/live","#,
+            #"{"type":"sse","ts":"2026-11-22T10:00:07.000Z","phase":"close","route":"/live","#,
+            #"{"type":"dropped","ts":"2026-11-22T10:00:07.000Z","count":3,"reason":"x","#,
+            #"{"type":"request","ts":"2026-11-22T10:00:07.000Z","method":"GET","route":"/a","duration_ms":1,"#,
+        ]
         let middles = [
             #""message":"x""#, #""messages_in":4"#, #""messages_out":2"#, #""messages_in":"x""#, #""message":4"#,
             #""bytes_in":1"#, #""bytes_out":-1"#, #""app":"a""#, #""app_version":"1""#, #""ap":"1""#, #""app_versions":"1""#,
@@ -205,6 +211,7 @@ struct CountingLineScannerTests {
         for round in 0..<3 {
             for (k, middle) in middles.enumerated() {
                 let other = middles[(k * 7 + round) % middles.count]
+                let head = heads[(k + round) % heads.count]
                 for line in [head + middle + "}", head + middle + "," + other + "}", head + other + "," + middle + "}", head + middle] {
                     Array(line.utf8).withUnsafeBytes { bytes in
                         let result = full.scan(bytes)
