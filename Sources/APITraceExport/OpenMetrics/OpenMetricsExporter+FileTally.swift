@@ -209,21 +209,26 @@ extension OpenMetricsExporter {
         /// The events other than requests, counted into an exporter of this file's bounds in the order their series were first seen.
         fileprivate var others: OpenMetricsExporter {
             var others = OpenMetricsExporter(limits: limits)
+            addOthers(to: &others)
+            return others
+        }
+
+        /// Adds the events other than requests to `exporter`, series by series in the order first seen.
+        fileprivate func addOthers(to exporter: inout OpenMetricsExporter) {
             for (series, count) in series {
                 switch series {
                 case .decodeFailure(let entity, let kind, let pathPattern, let route):
-                    others.addDecodeFailure(entity: entity, kind: kind, pathPattern: pathPattern, route: route, appVersion: appVersion, count: count)
+                    exporter.addDecodeFailure(entity: entity, kind: kind, pathPattern: pathPattern, route: route, appVersion: appVersion, count: count)
                 case .error(let identity):
-                    others.addError(identity: identity, count: count)
+                    exporter.addError(identity: identity, count: count)
                 case .sse(let phase, let route, let reason):
-                    others.addSSE(phase: phase, route: route, reason: reason, count: count)
+                    exporter.addSSE(phase: phase, route: route, reason: reason, count: count)
                 case .websocket(let phase, let route, let code):
-                    for _ in 0..<count { others.addWebSocket(phase: phase, route: route, code: code) }
+                    for _ in 0..<count { exporter.addWebSocket(phase: phase, route: route, code: code) }
                 case .dropped(let reason):
-                    others.addDropped(count: count, reason: reason)
+                    exporter.addDropped(count: count, reason: reason)
                 }
             }
-            return others
         }
     }
 
@@ -261,6 +266,24 @@ extension OpenMetricsExporter {
                 h.sum += stats[base + 1]
             }
         }
-        merge(tally.others)
+        // The other types through an exporter of the file's own (``FileTally/others``), then merged,
+        // as a file has always been added; or, when no bound can be reached on the way (the
+        // file's series, however they fall into families, leave every family, route and identity
+        // under its limit both there and here), added here directly, which ends the same:
+        // nothing becomes `(other)`, so neither step nor order changes a count.
+        let added = tally.series.count, own = tally.limits
+        if hasRoom(for: added), added < min(own.seriesPerFamily, own.routes, own.identities) - 1 {
+            tally.addOthers(to: &self)
+        } else {
+            merge(tally.others)
+        }
+    }
+
+    /// True when `added` more series in any family, and as many new routes and identities, stay
+    /// under every bound of ``Limits``.
+    private func hasRoom(for added: Int) -> Bool {
+        let fullest = max(decodeFailures.count, errors.count, sse.count, websocket.count, dropped.count)
+        return fullest + added < limits.seriesPerFamily - 1 && routes.count + added < limits.routes - 1
+            && identities.count + added < limits.identities - 1
     }
 }

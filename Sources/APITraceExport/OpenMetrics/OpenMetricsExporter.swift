@@ -72,8 +72,8 @@ public struct OpenMetricsExporter: Sendable, Codable {
     var websocket: [[String]: Int] = [:]
     var dropped: [[String]: Int] = [:]
     /// Routes and identities that have series of their own (the first seen).
-    private var routes: Set<String> = []
-    private var identities: Set<String> = []
+    private(set) var routes: Set<String> = []
+    private(set) var identities: Set<String> = []
 
     private enum CodingKeys: String, CodingKey {
         case requests, durations, decodeFailures, errors, sse, websocket, dropped, routes, identities
