@@ -161,6 +161,14 @@ struct TraceRecordScannerTests {
         #"{"type":"sse","ts":"2026-11-22T10:00:16.000Z","phase":"open","route":"/s","attempt":1,"last_event_id":"7","delay_ms":5}"#,
         #"{"type":"request","ts":"2026-11-22T10:00:17.000Z","method":"GET","route":"/a","duration_ms":3,"port":0}"#,
         #"{"type":"request","ts":"2026-11-22T10:00:18.000Z","method":"GET","route":"/a","duration_ms":3}x"#,
+        // Values past the plain forms: numbers with fractions, exponents, leading zeros, whitespace,
+        // more digits than a plain integer takes; strings with escapes and UTF-8.
+        #"{"type":"request","ts":"2026-11-22T10:00:19.000Z","method":"GET","route":"/a\"b\u00e9","duration_ms":3,"status":200.9,"attempt":-0,"bytes_in":2e3}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:20.000Z","method":"GÉT","route":"/é","duration_ms":3,"status": 404,"bytes_in":123456789012345678,"bytes_out":1234567890123456789}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:21.000Z","method":"GET","route":"/a","duration_ms":3,"status":0200}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:22.000Z","method":"GET","route":"/a","duration_ms":3,"bytes_in":12345678901234567890}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:23.000Z","method":"GET","route":"/a","duration_ms":3,"status":-"}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:24.000Z","method":"GET","route":"/a","duration_ms":3,"status":200,"route":"/a"#,
     ]
 
     @Test("one scanner across lines whose keys change order reads each line as a scanner new to it does")

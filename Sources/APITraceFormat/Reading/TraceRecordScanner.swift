@@ -329,6 +329,7 @@ package struct TraceRecordScanner {
 
     @inline(__always)
     private mutating func str(_ s: inout JSONScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> RawText? {
+        if let plain = s.readPlainString() { return RawText(bytes: plain, hasEscapes: false) }
         if s.consumeNull() { return nil }
         do {
             let raw = try s.readRawString()
@@ -341,10 +342,14 @@ package struct TraceRecordScanner {
 
     @inline(__always)
     private static func int(_ s: inout JSONScanner, _ k: UnsafeRawBufferPointer, _ range: ClosedRange<Int64>) throws(Invalid) -> Int64? {
-        if s.consumeNull() { return nil }
         let v: Int64
-        do { v = try s.readInt() } catch {
-            throw Invalid(reason: "field \"\(name(k))\" is not a number (\(error))")
+        if let plain = s.readPlainInt() {
+            v = plain
+        } else {
+            if s.consumeNull() { return nil }
+            do { v = try s.readInt() } catch {
+                throw Invalid(reason: "field \"\(name(k))\" is not a number (\(error))")
+            }
         }
         guard range.contains(v) else {
             throw Invalid(reason: "field \"\(name(k))\" is out of range (\(v), expected \(range.lowerBound) to \(range.upperBound))")
