@@ -128,6 +128,72 @@ struct TraceRecordScannerTests {
         #expect(compared > 3000 && objects > 300 && compared - objects > 300, "\(compared) compared, \(objects) objects")
     }
 
+    /// Every field of a record, texts as their text (a record's texts point into its line).
+    static func fields(_ r: TraceRecord) -> [String] {
+        Mirror(reflecting: r).children.map { child in
+            let value = (child.value as? RawText?).map { $0.map { "\"" + $0.string + "\"" } ?? "nil" } ?? "\(child.value)"
+            return "\(child.label ?? "?")=\(value)"
+        }
+    }
+
+    /// Lines whose keys change order from line to line: an optional field left out, orders of other
+    /// event types, keys repeated (`null` last), keys that begin one another, unknown keys (short,
+    /// and past the sixteen bytes a key is compared by), escaped keys, whitespace, an empty key,
+    /// a key cut off, a header, and invalid values under expected keys.
+    static let reordered: [String] = [
+        #"{"type":"request","ts":"2026-11-22T10:00:01.000Z","session":"s-1","trace_id":"fdd3c801e8400dfe3f5ed68af966fe48","method":"GET","route":"/a","host":"api.example.com","status":200,"duration_ms":68.078,"bytes_in":46986,"attempt":1}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:02.000Z","session":"s-1","method":"POST","route":"/b","host":"api.example.com","status":503,"duration_ms":1.5,"bytes_in":1,"bytes_out":2,"attempt":2}"#,
+        #"{"type":"log","ts":"2026-11-22T10:00:03.000Z","session":"s-1","level":"info","message":"m","metadata":{"screen":"news"},"source":"App"}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:04.000Z","method":"GET","route":"/a","duration_ms":3,"status":200,"status":null}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:05.000Z","method":"GET","route":"/a","duration_ms":3,"status":500,"status":404,"route":"/c"}"#,
+        #"{"type":"websocket","ts":"2026-11-22T10:00:06.000Z","phase":"close","route":"/live","messages_in":4,"message":"x","messages_out":2,"code":1006}"#,
+        #"{"type":"websocket","ts":"2026-11-22T10:00:06.000Z","phase":"close","route":"/live","message":"x","messages_in":4,"messages_i":3,"count":5}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:07.000Z","extra":1,"method":"GET","a_key_longer_than_sixteen":{"x":[1]},"route":"/a","duration_ms":3,"x":null}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:08.000Z","method":"GET","route":"/a","st\u0061tus":418,"duration_ms":3,"\u0073tatus":419}"#,
+        #" { "type" : "request" , "ts":"2026-11-22T10:00:09.000Z" ,"method":"GET", "route":"/a","duration_ms" :3,"status":201 } "#,
+        #"{"type":"request","ts":"2026-11-22T10:00:10.000Z","":"empty","method":"GET","route":"/a","duration_ms":3}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:11.000Z","method":"GET","route":"/a","duration_ms":3,"status"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:12.000Z","method":"GET","route":"/a","duration_ms":3,"status":"200"}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:13.000Z","method":"GET","route":"/a","duration_ms":-1}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:14.000Z","method":"GET","route":"/a","duration_msx":3}"#,
+        #"{"type":"header","format":"apitrace","version":1,"producer":"p","app":"A","app_version":"2.3.0","host":"device-0","started":"2026-11-22T08:00:00.000Z"}"#,
+        #"{"ts":"2026-11-22T10:00:15.000Z","type":"error","identity":"E1","suppressed":2,"underlying":["a","b"],"user_info":{"k":"v"},"line":-3}"#,
+        #"{"type":"sse","ts":"2026-11-22T10:00:16.000Z","phase":"open","route":"/s","attempt":1,"last_event_id":"7","delay_ms":5}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:17.000Z","method":"GET","route":"/a","duration_ms":3,"port":0}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:18.000Z","method":"GET","route":"/a","duration_ms":3}x"#,
+        // Values past the plain forms: numbers with fractions, exponents, leading zeros, whitespace,
+        // more digits than a plain integer takes; strings with escapes and UTF-8.
+        #"{"type":"request","ts":"2026-11-22T10:00:19.000Z","method":"GET","route":"/a\"b\u00e9","duration_ms":3,"status":200.9,"attempt":-0,"bytes_in":2e3}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:20.000Z","method":"GÉT","route":"/é","duration_ms":3,"status": 404,"bytes_in":123456789012345678,"bytes_out":1234567890123456789}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:21.000Z","method":"GET","route":"/a","duration_ms":3,"status":0200}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:22.000Z","method":"GET","route":"/a","duration_ms":3,"bytes_in":12345678901234567890}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:23.000Z","method":"GET","route":"/a","duration_ms":3,"status":-"}"#,
+        #"{"type":"request","ts":"2026-11-22T10:00:24.000Z","method":"GET","route":"/a","duration_ms":3,"status":200,"route":"/a"#,
+    ]
+
+    @Test("one scanner across lines whose keys change order reads each line as a scanner new to it does")
+    func expectedKeysFollowingAField() {
+        var rng = UInt64(20261129)
+        func next(_ n: Int) -> Int { rng = rng &* 6364136223846793005 &+ 1442695040888963407; return Int(rng >> 33) % n }
+        var shared = TraceRecordScanner()
+        var results: Set<String> = []
+        for round in 0..<400 {
+            // Runs of one line (the expected keys settle), then lines in random order.
+            let line = Self.reordered[round < 60 ? round / 3 % Self.reordered.count : next(Self.reordered.count)]
+            Array(line.utf8).withUnsafeBytes { bytes in
+                var fresh = TraceRecordScanner()
+                let want = fresh.scan(bytes)
+                let got = shared.scan(bytes)
+                #expect(got == want, "\(line)")
+                results.insert("\(want)")
+                if want == .event || want == .header {
+                    #expect(Self.fields(shared.record) == Self.fields(fresh.record), "\(line)")
+                }
+            }
+        }
+        #expect(results.count >= 5, "\(results)")
+    }
+
     /// A `,` followed, after whitespace, by `}` or `]`.
     private func hasTrailingComma(_ b: [UInt8]) -> Bool {
         for (i, c) in b.enumerated() where c == UInt8(ascii: ",") {

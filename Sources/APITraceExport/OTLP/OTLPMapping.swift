@@ -39,8 +39,8 @@ public enum OTLPMapping {
 
     /// Room to compose texts (names, URLs), kept across events.
     struct Scratch {
-        var bytes: [UInt8] = []
-        var more: [UInt8] = []
+        var bytes = OTLPTextBuffer()
+        var more = OTLPTextBuffer()
     }
 
     static func nanos(_ milliseconds: Int64) -> UInt64 { UInt64(clamping: max(0, milliseconds)) &* 1_000_000 }
@@ -90,11 +90,11 @@ public enum OTLPMapping {
 
         // Routes never hold a query (the writers redact it); a file that does anyway does not leak it here.
         let route = withoutQuery(rawRoute)
-        scratch.bytes.removeAll(keepingCapacity: true)
-        scratch.bytes.append(contentsOf: method)
+        scratch.bytes.removeAll()
+        scratch.bytes.append(method)
         if route.count > 0 {
             scratch.bytes.append(UInt8(ascii: " "))
-            scratch.bytes.append(contentsOf: route)
+            scratch.bytes.append(route)
         }
         scratch.bytes.withUnsafeBytes { sink.beginSpan(traceID: traceID, spanID: spanID, name: $0, start: start, end: end) }
 
@@ -147,43 +147,53 @@ public enum OTLPMapping {
 
     /// `error.type` into `out`: the error identity, else the status code as text for a status of 400
     /// and up, else nothing.
-    static func errorType(_ r: TraceRecord, into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
+    static func errorType(_ r: TraceRecord, into out: inout OTLPTextBuffer) {
+        out.removeAll()
         if let error = r.error {
-            out.append(contentsOf: error.bytes)
+            out.append(error.bytes)
         } else if let status = r.status, status >= 400 {
-            out.append(contentsOf: String(status).utf8)
+            out.append(decimal: status)
         }
     }
 
     /// A host as the trace holds it, without user information a hostile or careless producer left in it.
     static func sanitizedHost(_ host: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        guard let at = host.lastIndex(of: UInt8(ascii: "@")) else { return host }
-        return UnsafeRawBufferPointer(rebasing: host[(at + 1)...])
+        // A loop over the bytes: `lastIndex(of:)` took its generic path, once per span.
+        var at = host.count
+        while at > 0 {
+            at -= 1
+            if host[at] == UInt8(ascii: "@") { return UnsafeRawBufferPointer(rebasing: host[(at + 1)...]) }
+        }
+        return host
     }
 
     /// `https://host[:port]/route` into `out`: traces keep the route template, never the URL, so this
     /// is the URL with its template path; no credentials, no query, no fragment.
-    static func fullURL(host: UnsafeRawBufferPointer, port: Int?, route: UnsafeRawBufferPointer, into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: (port == 80 ? "http://" : "https://").utf8)
-        let bracketed = host.contains(UInt8(ascii: ":")) && host.first != UInt8(ascii: "[")
+    static func fullURL(host: UnsafeRawBufferPointer, port: Int?, route: UnsafeRawBufferPointer, into out: inout OTLPTextBuffer) {
+        out.removeAll()
+        out.append(port == 80 ? StaticString("http://") : StaticString("https://"))
+        var colon = false
+        for c in host where c == UInt8(ascii: ":") { colon = true; break }
+        let bracketed = colon && host.first != UInt8(ascii: "[")
         if bracketed { out.append(UInt8(ascii: "[")) }
-        out.append(contentsOf: host)
+        out.append(host)
         if bracketed { out.append(UInt8(ascii: "]")) }
         if let port, port != 443, port != 80 {
             out.append(UInt8(ascii: ":"))
-            out.append(contentsOf: String(port).utf8)
+            out.append(decimal: port)
         }
         let path = withoutQuery(route)
         if path.first != UInt8(ascii: "/") { out.append(UInt8(ascii: "/")) }
-        out.append(contentsOf: path)
+        out.append(path)
     }
 
     /// `route` up to its first `?` or `#`.
     static func withoutQuery(_ route: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        guard let cut = route.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return route }
-        return UnsafeRawBufferPointer(rebasing: route[..<cut])
+        // A loop over the bytes: `firstIndex(where:)` took its generic path, twice per span.
+        for cut in 0..<route.count where route[cut] == UInt8(ascii: "?") || route[cut] == UInt8(ascii: "#") {
+            return UnsafeRawBufferPointer(rebasing: route[..<cut])
+        }
+        return route
     }
 
     /// ``withoutQuery(_:)-(UnsafeRawBufferPointer)`` of a `String` (the metrics' labels).

@@ -34,8 +34,9 @@ struct OTLPProtobufBatch {
     private(set) var approximateBytes = 0
 
     /// Adds what `record` becomes, under `resource`; `resourceID` is the caller's name for that
-    /// resource value, the same for as long as it does not change (so most lines take no hashing).
-    mutating func add(_ record: TraceRecord, resource: OTLPResource, resourceID: Int) {
+    /// resource value, the same for as long as it does not change (so most lines take no hashing,
+    /// and no copy of the resource).
+    mutating func add(_ record: TraceRecord, resource: @autoclosure () -> OTLPResource, resourceID: Int) {
         if record.kind == .request {
             let g = Self.group(&spanGroups, &spanGroupCount, &spanIndex, &lastSpan, resource, resourceID)
             let before = spanGroups[g].items.approximateBytes
@@ -53,9 +54,10 @@ struct OTLPProtobufBatch {
 
     private static func group(
         _ groups: inout [Group], _ used: inout Int, _ index: inout [OTLPResource: Int], _ last: inout (resourceID: Int, group: Int)?,
-        _ resource: OTLPResource, _ resourceID: Int
+        _ resourceOfRecord: () -> OTLPResource, _ resourceID: Int
     ) -> Int {
         if let last, last.resourceID == resourceID { return last.group }
+        let resource = resourceOfRecord()
         let g: Int
         if let known = index[resource] {
             g = known

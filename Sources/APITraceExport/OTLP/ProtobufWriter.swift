@@ -14,7 +14,13 @@ package struct ProtobufWriter {
     /// Bytes written.
     package private(set) var count = 0
 
-    package init(reservingCapacity capacity: Int = 0) { storage = [UInt8](repeating: 0, count: max(64, capacity)) }
+    package init(reservingCapacity capacity: Int = 0) {
+        // The room is not zeroed: every byte up to ``count`` is written before it is read, and the
+        // rest is cut off (``finished()``). A request's buffer is a few megabytes, made once per
+        // batch, and filling it with zeros first was 1.5% of the export's CPU.
+        let size = max(64, capacity)
+        storage = [UInt8](unsafeUninitializedCapacity: size) { _, initialized in initialized = size }
+    }
 
     package enum WireType: UInt64 {
         case varint = 0, fixed64 = 1, lengthDelimited = 2, fixed32 = 5

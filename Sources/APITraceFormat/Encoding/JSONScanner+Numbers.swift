@@ -22,6 +22,30 @@ extension JSONScanner {
         return Int64(d)
     }
 
+    /// An integer written plainly at ``position`` (`-?(0|[1-9][0-9]{0,17})`, then the end or a byte
+    /// that cannot continue a number), consumed; nil, consuming nothing, for anything else
+    /// (whitespace first, `null`, a fraction, an exponent, more digits), which ``readInt()`` then
+    /// reads. What it reads, ``readInt()`` would have read alike (its own first path, without the
+    /// whitespace).
+    @inline(__always)
+    package mutating func readPlainInt() -> Int64? {
+        var i = position
+        guard i < bytes.count else { return nil }
+        let negative = bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        let start = i
+        var v: Int64 = 0
+        while i < bytes.count, i - start < 18 {
+            let digit = bytes[i] &- 48
+            guard digit < 10 else { break }
+            v = v * 10 + Int64(digit)
+            i += 1
+        }
+        guard i > start, i == bytes.count || !Self.isNumberByte(bytes[i]), i - start == 1 || bytes[start] != 48 else { return nil }
+        position = i
+        return negative ? -v : v
+    }
+
     @inline(__always) private static func isNumberByte(_ c: UInt8) -> Bool {
         (c >= 48 && c <= 57) || c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E")
             || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")

@@ -108,6 +108,21 @@ extension JSONScanner {
         try scanString()
     }
 
+    /// The raw contents of the string at ``position`` when it is written plainly (its `"` right
+    /// there, then no escape, control byte or byte of 0x80 or more before its closing quote),
+    /// consumed; nil, consuming nothing, for anything else (whitespace first, `null`, escapes,
+    /// UTF-8, another type), which ``readRawString()`` then reads. What it reads,
+    /// ``readRawString()`` would have read alike: the fast path of the writer's own form.
+    @inline(__always)
+    package mutating func readPlainString() -> UnsafeRawBufferPointer? {
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { return nil }
+        let end = bytes.firstStringSpecialByte(from: position + 1)
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return nil }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[(position + 1)..<end])
+        position = end + 1
+        return raw
+    }
+
     /// The text of a raw string's contents as this scanner returned them (escapes checked).
     package static func unescape(_ raw: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: raw.count) { out in

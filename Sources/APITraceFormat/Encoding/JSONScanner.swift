@@ -79,6 +79,28 @@ package struct JSONScanner {
         return RawText(bytes: raw, hasEscapes: escaped)
     }
 
+    /// Consumes the next key when it is `key` written as the trace writer writes keys (`"key":` right
+    /// after the `{` or the `,`, no whitespace, no escapes) and returns its bytes; nil, consuming
+    /// nothing, for anything else, which ``nextKey()`` then reads. What it consumes, ``nextKey()``
+    /// would have read as the same key: the fast path of a reader that expects a key there.
+    @inline(__always)
+    package mutating func nextKey(ifItIs key: PlainKey) -> UnsafeRawBufferPointer? {
+        guard let base = bytes.baseAddress else { return nil }
+        let p = base.assumingMemoryBound(to: UInt8.self), n = bytes.count
+        var start = position + 1
+        if expectingFirstMember {
+            guard position < n, p[position] == UInt8(ascii: "\"") else { return nil }
+        } else {
+            guard position + 1 < n, p[position] == UInt8(ascii: ","), p[position + 1] == UInt8(ascii: "\"") else { return nil }
+            start += 1
+        }
+        let colon = start + key.length + 1
+        guard key.isAt(p, start, n), colon < n, p[colon] == UInt8(ascii: ":") else { return nil }
+        position = colon + 1
+        expectingFirstMember = false
+        return UnsafeRawBufferPointer(start: p + start, count: key.length)
+    }
+
     /// True when the next value is `null`, which it then consumes.
     package mutating func consumeNull() -> Bool {
         guard peek() == UInt8(ascii: "n"), matches("null") else { return false }

@@ -23,6 +23,21 @@ package struct TraceRecordScanner {
     /// Length of the current line, the most its decoded text can take.
     private var lineLength = 0
     private var decodedReady = false
+    /// The key that followed each field in the lines before (at ``lineStart``: the first key).
+    /// Lines of one file list their keys in a few fixed orders, so each key is first compared in
+    /// place with the one that followed the previous key last time, and looked up only when it
+    /// differs. Keyed by the previous field rather than by position, so an optional field left out
+    /// (`trace_id`, `bytes_out`) costs one miss, not one for every key after it.
+    private var following = [Expected](repeating: Expected(), count: Field.allCases.count + 1)
+
+    /// A key seen after a field, and its field.
+    private struct Expected {
+        var key = PlainKey()
+        var field = Field.other
+    }
+
+    /// Where ``following`` holds the line's first key.
+    private static let lineStart = 0
 
     package init() {}
 
@@ -50,12 +65,27 @@ package struct TraceRecordScanner {
         do {
             var s = JSONScanner(line)
             try s.beginObject()
-            while let key = try s.nextKey() {
-                if key.hasEscapes {
-                    try read(text(key.bytes), &s, ts: &ts, started: &started)
+            var after = Self.lineStart
+            while true {
+                let expected = following[after]
+                let field: Field
+                if let k = s.nextKey(ifItIs: expected.key) {
+                    field = expected.field
+                    try read(field, k, &s, ts: &ts, started: &started)
                 } else {
-                    try read(key.bytes, &s, ts: &ts, started: &started)
+                    guard let key = try s.nextKey() else { break }
+                    if key.hasEscapes {
+                        let k = text(key.bytes)
+                        field = Self.field(k)
+                        try read(field, k, &s, ts: &ts, started: &started)
+                    } else {
+                        field = Self.field(key.bytes)
+                        // Only keys read as they are written: their bytes are the key's.
+                        if let plain = PlainKey(key.bytes) { following[after] = Expected(key: plain, field: field) }
+                        try read(field, key.bytes, &s, ts: &ts, started: &started)
+                    }
                 }
+                after = Int(field.rawValue) + 1
             }
             guard s.isAtEnd() else { return .invalid("text after the JSON object at column \(s.position + 1)") }
         } catch let error as Invalid {
@@ -139,90 +169,159 @@ package struct TraceRecordScanner {
         return decoded!.decode(raw)
     }
 
-    // Each field's reader returns nil for `null`, so a later `null` clears an earlier value: the last
-    // of repeated keys wins, whatever its value.
-    @inline(__always)
-    private mutating func read(_ k: UnsafeRawBufferPointer, _ s: inout JSONScanner, ts: inout RawText?, started: inout RawText?) throws {
-        typealias L = TraceRecord.Limits
+    /// Every key the format gives a meaning, as its field; ``other`` for the rest (skipped).
+    private enum Field: UInt8, CaseIterable {
+        case ts, key, app
+        case type, host, kind, path, file, line, code, port
+        case route, error, phase, level, count, pings
+        case method, status, entity, reason, events, source, format, dnsMs, tlsMs, reused
+        case message, session, attempt, ttfbMs, spanID, version, started
+        case bytesIn, identity, delayMs, traceID, networkProtocol, producer, metadata
+        case bytesOut, userInfo, closedBy
+        case suppressed, connectMs, underlying, silenceMs
+        case durationMs, sampleRate, appVersion, messagesIn, pingRTTMs
+        case messagesOut, lastEventID
+        case other
+    }
+
+    /// The field of a key (decoded): the general lookup, for a key other than the one expected.
+    private static func field(_ k: UnsafeRawBufferPointer) -> Field {
         switch k.count {
         case 2:
-            if k.equals("ts") { ts = try str(&s, k) } else { try s.skipValue() }
+            if k.equals("ts") { return .ts }
         case 3:
-            if k.equals("key") { record.key = try str(&s, k) }
-            else if k.equals("app") { record.app = try str(&s, k) }
-            else { try s.skipValue() }
+            if k.equals("key") { return .key }
+            if k.equals("app") { return .app }
         case 4:
-            if k.equals("type") { record.type = try str(&s, k) }
-            else if k.equals("host") { record.host = try str(&s, k) }
-            else if k.equals("kind") { record.failureKind = try str(&s, k) }
-            else if k.equals("path") { record.path = try str(&s, k) }
-            else if k.equals("file") { record.file = try str(&s, k) }
-            else if k.equals("line") { record.line = try Self.int(&s, k, Int64.min...Int64.max) }
-            else if k.equals("code") { record.code = try Self.int(&s, k, 0...65_535) }
-            else if k.equals("port") { record.port = try Self.int(&s, k, 1...65_535) }
-            else { try s.skipValue() }
+            if k.equals("type") { return .type }
+            if k.equals("host") { return .host }
+            if k.equals("kind") { return .kind }
+            if k.equals("path") { return .path }
+            if k.equals("file") { return .file }
+            if k.equals("line") { return .line }
+            if k.equals("code") { return .code }
+            if k.equals("port") { return .port }
         case 5:
-            if k.equals("route") { record.route = try str(&s, k) }
-            else if k.equals("error") { record.error = try str(&s, k) }
-            else if k.equals("phase") { record.phase = try str(&s, k) }
-            else if k.equals("level") { record.level = try str(&s, k) }
-            else if k.equals("count") { record.count = try Self.int(&s, k, L.count) }
-            else if k.equals("pings") { record.pings = try Self.int(&s, k, L.count) }
-            else { try s.skipValue() }
+            if k.equals("route") { return .route }
+            if k.equals("error") { return .error }
+            if k.equals("phase") { return .phase }
+            if k.equals("level") { return .level }
+            if k.equals("count") { return .count }
+            if k.equals("pings") { return .pings }
         case 6:
-            if k.equals("method") { record.method = try str(&s, k) }
-            else if k.equals("status") { record.status = try Self.int(&s, k, L.status).map { Int($0) } }
-            else if k.equals("entity") { record.entity = try str(&s, k) }
-            else if k.equals("reason") { record.reason = try str(&s, k) }
-            else if k.equals("events") { record.events = try Self.int(&s, k, L.count) }
-            else if k.equals("source") { record.source = try str(&s, k) }
-            else if k.equals("format") { record.format = try str(&s, k) }
-            else if k.equals("dns_ms") { record.dnsMs = try Self.dbl(&s, k, L.milliseconds) }
-            else if k.equals("tls_ms") { record.tlsMs = try Self.dbl(&s, k, L.milliseconds) }
-            else if k.equals("reused") { record.reused = try Self.bool(&s, k) }
-            else { try s.skipValue() }
+            if k.equals("method") { return .method }
+            if k.equals("status") { return .status }
+            if k.equals("entity") { return .entity }
+            if k.equals("reason") { return .reason }
+            if k.equals("events") { return .events }
+            if k.equals("source") { return .source }
+            if k.equals("format") { return .format }
+            if k.equals("dns_ms") { return .dnsMs }
+            if k.equals("tls_ms") { return .tlsMs }
+            if k.equals("reused") { return .reused }
         case 7:
-            if k.equals("message") { record.message = try str(&s, k) }
-            else if k.equals("session") { record.session = try str(&s, k) }
-            else if k.equals("attempt") { record.attempt = try Self.int(&s, k, L.attempt) }
-            else if k.equals("ttfb_ms") { record.ttfbMs = try Self.dbl(&s, k, L.milliseconds) }
-            else if k.equals("span_id") { record.spanID = try str(&s, k) }
-            else if k.equals("version") { record.version = try Self.int(&s, k, Int64.min...Int64.max) }
-            else if k.equals("started") { started = try str(&s, k) }
-            else { try s.skipValue() }
+            if k.equals("message") { return .message }
+            if k.equals("session") { return .session }
+            if k.equals("attempt") { return .attempt }
+            if k.equals("ttfb_ms") { return .ttfbMs }
+            if k.equals("span_id") { return .spanID }
+            if k.equals("version") { return .version }
+            if k.equals("started") { return .started }
         case 8:
-            if k.equals("bytes_in") { record.bytesIn = try Self.int(&s, k, L.bytes) }
-            else if k.equals("identity") { record.identity = try str(&s, k) }
-            else if k.equals("delay_ms") { record.delayMs = try Self.dbl(&s, k, L.milliseconds) }
-            else if k.equals("trace_id") { record.traceID = try str(&s, k) }
-            else if k.equals("protocol") { record.networkProtocol = try str(&s, k) }
-            else if k.equals("producer") { record.producer = try str(&s, k) }
-            else if k.equals("metadata") { record.metadataJSON = try Self.object(&s, k) }
-            else { try s.skipValue() }
+            if k.equals("bytes_in") { return .bytesIn }
+            if k.equals("identity") { return .identity }
+            if k.equals("delay_ms") { return .delayMs }
+            if k.equals("trace_id") { return .traceID }
+            if k.equals("protocol") { return .networkProtocol }
+            if k.equals("producer") { return .producer }
+            if k.equals("metadata") { return .metadata }
         case 9:
-            if k.equals("bytes_out") { record.bytesOut = try Self.int(&s, k, L.bytes) }
-            else if k.equals("user_info") { record.userInfoJSON = try Self.object(&s, k) }
-            else if k.equals("closed_by") { record.closedBy = try str(&s, k) }
-            else { try s.skipValue() }
+            if k.equals("bytes_out") { return .bytesOut }
+            if k.equals("user_info") { return .userInfo }
+            if k.equals("closed_by") { return .closedBy }
         case 10:
-            if k.equals("suppressed") { record.suppressed = try Self.int(&s, k, L.count) }
-            else if k.equals("connect_ms") { record.connectMs = try Self.dbl(&s, k, L.milliseconds) }
-            else if k.equals("underlying") { record.underlyingJSON = try Self.stringArray(&s, k) }
-            else if k.equals("silence_ms") { record.silenceMs = try Self.dbl(&s, k, L.milliseconds) }
-            else { try s.skipValue() }
+            if k.equals("suppressed") { return .suppressed }
+            if k.equals("connect_ms") { return .connectMs }
+            if k.equals("underlying") { return .underlying }
+            if k.equals("silence_ms") { return .silenceMs }
         case 11:
-            if k.equals("duration_ms") { record.durationMs = try Self.dbl(&s, k, L.milliseconds) }
-            else if k.equals("sample_rate") { record.sampleRate = try Self.dbl(&s, k, -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) }
-            else if k.equals("app_version") { record.appVersion = try str(&s, k) }
-            else if k.equals("messages_in") { record.messagesIn = try Self.int(&s, k, L.count) }
-            else if k.equals("ping_rtt_ms") { record.pingRTTMs = try Self.dbl(&s, k, L.milliseconds) }
-            else { try s.skipValue() }
+            if k.equals("duration_ms") { return .durationMs }
+            if k.equals("sample_rate") { return .sampleRate }
+            if k.equals("app_version") { return .appVersion }
+            if k.equals("messages_in") { return .messagesIn }
+            if k.equals("ping_rtt_ms") { return .pingRTTMs }
         case 12:
-            if k.equals("messages_out") { record.messagesOut = try Self.int(&s, k, L.count) } else { try s.skipValue() }
+            if k.equals("messages_out") { return .messagesOut }
         case 13:
-            if k.equals("last_event_id") { record.lastEventID = try str(&s, k) } else { try s.skipValue() }
+            if k.equals("last_event_id") { return .lastEventID }
         default:
-            try s.skipValue()
+            break
+        }
+        return .other
+    }
+
+    // Each field's reader returns nil for `null`, so a later `null` clears an earlier value: the last
+    // of repeated keys wins, whatever its value. `k` is the key as decoded, for messages.
+    @inline(__always)
+    private mutating func read(_ field: Field, _ k: UnsafeRawBufferPointer, _ s: inout JSONScanner, ts: inout RawText?, started: inout RawText?) throws {
+        typealias L = TraceRecord.Limits
+        switch field {
+        case .ts: ts = try str(&s, k)
+        case .key: record.key = try str(&s, k)
+        case .app: record.app = try str(&s, k)
+        case .type: record.type = try str(&s, k)
+        case .host: record.host = try str(&s, k)
+        case .kind: record.failureKind = try str(&s, k)
+        case .path: record.path = try str(&s, k)
+        case .file: record.file = try str(&s, k)
+        case .line: record.line = try Self.int(&s, k, Int64.min...Int64.max)
+        case .code: record.code = try Self.int(&s, k, 0...65_535)
+        case .port: record.port = try Self.int(&s, k, 1...65_535)
+        case .route: record.route = try str(&s, k)
+        case .error: record.error = try str(&s, k)
+        case .phase: record.phase = try str(&s, k)
+        case .level: record.level = try str(&s, k)
+        case .count: record.count = try Self.int(&s, k, L.count)
+        case .pings: record.pings = try Self.int(&s, k, L.count)
+        case .method: record.method = try str(&s, k)
+        case .status: record.status = try Self.int(&s, k, L.status).map { Int($0) }
+        case .entity: record.entity = try str(&s, k)
+        case .reason: record.reason = try str(&s, k)
+        case .events: record.events = try Self.int(&s, k, L.count)
+        case .source: record.source = try str(&s, k)
+        case .format: record.format = try str(&s, k)
+        case .dnsMs: record.dnsMs = try Self.dbl(&s, k, L.milliseconds)
+        case .tlsMs: record.tlsMs = try Self.dbl(&s, k, L.milliseconds)
+        case .reused: record.reused = try Self.bool(&s, k)
+        case .message: record.message = try str(&s, k)
+        case .session: record.session = try str(&s, k)
+        case .attempt: record.attempt = try Self.int(&s, k, L.attempt)
+        case .ttfbMs: record.ttfbMs = try Self.dbl(&s, k, L.milliseconds)
+        case .spanID: record.spanID = try str(&s, k)
+        case .version: record.version = try Self.int(&s, k, Int64.min...Int64.max)
+        case .started: started = try str(&s, k)
+        case .bytesIn: record.bytesIn = try Self.int(&s, k, L.bytes)
+        case .identity: record.identity = try str(&s, k)
+        case .delayMs: record.delayMs = try Self.dbl(&s, k, L.milliseconds)
+        case .traceID: record.traceID = try str(&s, k)
+        case .networkProtocol: record.networkProtocol = try str(&s, k)
+        case .producer: record.producer = try str(&s, k)
+        case .metadata: record.metadataJSON = try Self.object(&s, k)
+        case .bytesOut: record.bytesOut = try Self.int(&s, k, L.bytes)
+        case .userInfo: record.userInfoJSON = try Self.object(&s, k)
+        case .closedBy: record.closedBy = try str(&s, k)
+        case .suppressed: record.suppressed = try Self.int(&s, k, L.count)
+        case .connectMs: record.connectMs = try Self.dbl(&s, k, L.milliseconds)
+        case .underlying: record.underlyingJSON = try Self.stringArray(&s, k)
+        case .silenceMs: record.silenceMs = try Self.dbl(&s, k, L.milliseconds)
+        case .durationMs: record.durationMs = try Self.dbl(&s, k, L.milliseconds)
+        case .sampleRate: record.sampleRate = try Self.dbl(&s, k, -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude)
+        case .appVersion: record.appVersion = try str(&s, k)
+        case .messagesIn: record.messagesIn = try Self.int(&s, k, L.count)
+        case .pingRTTMs: record.pingRTTMs = try Self.dbl(&s, k, L.milliseconds)
+        case .messagesOut: record.messagesOut = try Self.int(&s, k, L.count)
+        case .lastEventID: record.lastEventID = try str(&s, k)
+        case .other: try s.skipValue()
         }
     }
 
@@ -230,6 +329,7 @@ package struct TraceRecordScanner {
 
     @inline(__always)
     private mutating func str(_ s: inout JSONScanner, _ k: UnsafeRawBufferPointer) throws(Invalid) -> RawText? {
+        if let plain = s.readPlainString() { return RawText(bytes: plain, hasEscapes: false) }
         if s.consumeNull() { return nil }
         do {
             let raw = try s.readRawString()
@@ -242,10 +342,14 @@ package struct TraceRecordScanner {
 
     @inline(__always)
     private static func int(_ s: inout JSONScanner, _ k: UnsafeRawBufferPointer, _ range: ClosedRange<Int64>) throws(Invalid) -> Int64? {
-        if s.consumeNull() { return nil }
         let v: Int64
-        do { v = try s.readInt() } catch {
-            throw Invalid(reason: "field \"\(name(k))\" is not a number (\(error))")
+        if let plain = s.readPlainInt() {
+            v = plain
+        } else {
+            if s.consumeNull() { return nil }
+            do { v = try s.readInt() } catch {
+                throw Invalid(reason: "field \"\(name(k))\" is not a number (\(error))")
+            }
         }
         guard range.contains(v) else {
             throw Invalid(reason: "field \"\(name(k))\" is out of range (\(v), expected \(range.lowerBound) to \(range.upperBound))")
