@@ -13,6 +13,9 @@
 package struct PlainKey: Equatable {
     package private(set) var w0: UInt64 = 0
     package private(set) var w1: UInt64 = 0
+    /// The masks that keep only the key's bytes of the two words loaded whole.
+    private var m0: UInt64 = 0
+    private var m1: UInt64 = 0
     /// Bytes of the key; 0 for no key (matches nothing).
     package private(set) var length = 0
 
@@ -26,16 +29,31 @@ package struct PlainKey: Equatable {
         let p = base.assumingMemoryBound(to: UInt8.self)
         w0 = Self.word(p, 0, min(n, 8), n)
         w1 = n > 8 ? Self.word(p, 8, n - 8, n) : 0
+        m0 = Self.mask(min(n, 8))
+        m1 = Self.mask(max(n - 8, 0))
         length = n
     }
 
     /// True when the `n` bytes at `p` hold this key from `start`, followed by its closing quote.
-    @inline(__always)
+    /// Both words are loaded whole and masked to the key's length where sixteen bytes follow
+    /// `start` (the common case: a key is followed by its value); byte by byte nearer the end.
+    @_transparent
     package func isAt(_ p: UnsafePointer<UInt8>, _ start: Int, _ n: Int) -> Bool {
-        length > 0 && start + length < n && p[start + length] == UInt8(ascii: "\"")
-            && Self.word(p, start, min(length, 8), n) == w0
-            && (length <= 8 || Self.word(p, start + 8, length - 8, n) == w1)
+        guard length > 0, start &+ length < n, p[start &+ length] == UInt8(ascii: "\"") else { return false }
+        if start &+ 16 <= n {
+            return Self.load(p, start) & m0 == w0 && Self.load(p, start &+ 8) & m1 == w1
+        }
+        return Self.word(p, start, min(length, 8), n) == w0 && (length <= 8 || Self.word(p, start &+ 8, length &- 8, n) == w1)
     }
+
+    /// Eight bytes at `from`, which has at least eight bytes after it.
+    @inline(__always)
+    private static func load(_ p: UnsafePointer<UInt8>, _ from: Int) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(fromByteOffset: from, as: UInt64.self))
+    }
+
+    /// The mask of the low `count` (0 to 8) bytes of a word.
+    private static func mask(_ count: Int) -> UInt64 { count >= 8 ? ~0 : (1 << UInt64(count * 8)) &- 1 }
 
     /// `count` (at most 8) bytes from `from` as a little-endian word, zero above them; reads past
     /// them only within the `n` bytes at `p`.

@@ -34,13 +34,16 @@ package struct CountingLineScanner {
     package private(set) var record = CountedRecord()
     private var timestamps = MinuteTimestamps()
     private let table = CountingLineScanner.fieldTable
-    /// The key met at each position of the last lines, per event type: lines of one type list their
-    /// keys in the same order, so a key is first compared with the one expected there, and looked up
-    /// only when it differs. A row per type, so a file mixing types (requests between SSE events and
-    /// errors) does not miss after every change of type. Row 0 holds the first key (`type`) and the
-    /// keys of types without a row of their own.
-    private var expected = [Slot](repeating: Slot(), count: CountingLineScanner.rows * CountingLineScanner.positions)
-    private static let positions = 24
+    /// The key that followed each field in the last lines, per event type: lines of one type list
+    /// their keys in a few fixed orders, so each key is first compared in place with the one that
+    /// followed the previous field last time, and looked up only when it differs. Keyed by the
+    /// previous field (as ``TraceRecordScanner`` does), so an optional field left out costs one
+    /// miss, not one for every key after it; and by type, so a file mixing types (requests between
+    /// SSE events and errors) does not miss after each change of type. Row 0 holds the first key
+    /// (`type`) and the keys of types without a row of their own.
+    private var expected = [Slot](repeating: Slot(), count: CountingLineScanner.rows * CountingLineScanner.rowLength)
+    /// A row: the line's first key, then the key after each key of ``fields``.
+    private static let rowLength = CountingLineScanner.fields.count + 1
     private static let rows = 8
 
     package init() {}
@@ -69,40 +72,36 @@ package struct CountingLineScanner {
         var status, suppressed, code, count, ignoredInt: Int64?
         var duration, sampleRate, ignoredDouble: Double?
         var i = 1
-        var position = 0
         var row = 0
+        // Where in the row the key expected next is: the first key, then the one after each key.
+        var after = 0
         while true {
             // p[i] is the opening quote of a key.
             let keyStart = i + 1
             let field: Field
-            // The key expected at this position when the key here is that one: its bytes followed
-            // by the closing quote (a known key holds no quote, so that quote ends the key), found
-            // without searching for the quote first. Written out here: as a function, called once
-            // per key, the compiler did not inline it, and the call cost more than the check.
-            // Both words of the key are loaded whole and masked to its length (a known key has at
-            // most 16 bytes); near the line's end, byte by byte.
-            let guess = position < Self.positions ? expected[row &+ position] : Slot()
-            let length = guess.length
-            if length > 0, keyStart &+ length < n, p[keyStart &+ length] == UInt8(ascii: "\""),
-               keyStart &+ 16 <= n
-                ? Self.load(p, keyStart) & guess.m0 == guess.w0 && Self.load(p, keyStart &+ 8) & guess.m1 == guess.w1
-                : Self.word(p, keyStart, min(length, 8), n) == guess.w0 && (length <= 8 || Self.word(p, keyStart &+ 8, length &- 8, n) == guess.w1) {
+            // The key expected here when the key here is that one: its bytes followed by the closing
+            // quote (a known key holds no quote, so that quote ends the key), compared in place
+            // without searching for the quote first.
+            let slot = row &+ after
+            let guess = expected[slot]
+            if guess.key.isAt(p, keyStart, n) {
                 field = guess.field
-                i = keyStart &+ length &+ 1
+                after = guess.index &+ 1
+                i = keyStart &+ guess.key.length &+ 1
             } else {
                 guard let keyEnd = Self.quote(p, keyStart, n),
-                      let found = self.field(p, keyStart, keyEnd - keyStart, n, at: position < Self.positions ? row &+ position : nil) else { return false }
-                field = found
+                      let found = self.field(p, keyStart, keyEnd - keyStart, n, expectedAt: slot) else { return false }
+                field = found.field
+                after = found.index &+ 1
                 i = keyEnd + 1
             }
             guard i + 1 < n, p[i] == UInt8(ascii: ":") else { return false }
             i += 1
-            position += 1
             let ok: Bool
             switch field {
             case .type:
                 ok = Self.string(p, n, &i, &type, special: special)
-                if ok, let type { row = Self.row(of: type.bytes) * Self.positions }
+                if ok, let type { row = Self.row(of: type.bytes) * Self.rowLength }
             case .ts: ok = Self.string(p, n, &i, &ts, special: special)
             case .method: ok = Self.string(p, n, &i, &method, special: special)
             case .route: ok = Self.string(p, n, &i, &route, special: special)
@@ -424,15 +423,13 @@ package struct CountingLineScanner {
         ("reused", .bool), ("metadata", .object), ("user_info", .object), ("underlying", .stringArray),
     ]
 
-    /// A key of the format: its first and second eight bytes (zero above its length) with the masks
-    /// that keep only its bytes of a word loaded whole.
+    /// A key of the format and what the full scanner makes of it.
     private struct Slot {
-        var w0: UInt64 = 0
-        var w1: UInt64 = 0
-        var m0: UInt64 = 0
-        var m1: UInt64 = 0
-        var length = 0
+        var key = PlainKey()
         var field = Field.type
+        /// The key's place in ``fields``: several keys share a rule (`bytes_in` and `bytes_out`),
+        /// so the key expected next is looked up by the key itself, not by its rule.
+        var index = 0
     }
 
     private static let slots = 256
@@ -441,36 +438,15 @@ package struct CountingLineScanner {
     nonisolated(unsafe) private static let fieldTable: UnsafePointer<Slot> = {
         let table = UnsafeMutablePointer<Slot>.allocate(capacity: slots)
         table.initialize(repeating: Slot(), count: slots)
-        for (name, field) in fields {
+        for (index, (name, field)) in fields.enumerated() {
             let p = name.utf8Start, n = name.utf8CodeUnitCount
-            let w0 = word(p, 0, min(n, 8), n), w1 = n > 8 ? word(p, 8, n - 8, n) : 0
-            var h = hash(w0, w1, n)
-            while table[h].length != 0 { h = (h + 1) & (slots - 1) }
-            table[h] = Slot(w0: w0, w1: w1, m0: mask(min(n, 8)), m1: mask(max(n - 8, 0)), length: n, field: field)
+            let key = PlainKey(UnsafeRawBufferPointer(start: p, count: n))!
+            var h = hash(key.w0, key.w1, n)
+            while table[h].key.length != 0 { h = (h + 1) & (slots - 1) }
+            table[h] = Slot(key: key, field: field, index: index)
         }
         return UnsafePointer(table)
     }()
-
-    /// `count` (at most 8) bytes from `from` as a little-endian word, zero above them.
-    @inline(__always)
-    private static func word(_ p: UnsafePointer<UInt8>, _ from: Int, _ count: Int, _ n: Int) -> UInt64 {
-        if from + 8 <= n {
-            let w = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(fromByteOffset: from, as: UInt64.self))
-            return count >= 8 ? w : w & ((1 << UInt64(count * 8)) &- 1)
-        }
-        var w: UInt64 = 0
-        for k in 0..<count { w |= UInt64(p[from + k]) << UInt64(k * 8) }
-        return w
-    }
-
-    /// Eight bytes at `from` (which has at least eight bytes after it).
-    @inline(__always)
-    private static func load(_ p: UnsafePointer<UInt8>, _ from: Int) -> UInt64 {
-        UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(fromByteOffset: from, as: UInt64.self))
-    }
-
-    /// The mask of the low `count` (0 to 8) bytes of a word.
-    private static func mask(_ count: Int) -> UInt64 { count >= 8 ? ~0 : (1 << UInt64(count * 8)) &- 1 }
 
     @inline(__always)
     private static func hash(_ w0: UInt64, _ w1: UInt64, _ length: Int) -> Int {
@@ -492,17 +468,16 @@ package struct CountingLineScanner {
     }
 
     /// The field of the key at `start` (not the one expected where it is), looked up in the table
-    /// and expected at `slot` of ``expected`` from now on (when the position has a slot).
-    private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, at slot: Int?) -> Field? {
-        guard length >= 1, length <= 16 else { return nil }
-        let w0 = Self.word(p, start, min(length, 8), n), w1 = length > 8 ? Self.word(p, start + 8, length - 8, n) : 0
-        var h = Self.hash(w0, w1, length)
+    /// and expected at `slot` of ``expected`` from now on.
+    private mutating func field(_ p: UnsafePointer<UInt8>, _ start: Int, _ length: Int, _ n: Int, expectedAt slot: Int) -> Slot? {
+        guard let key = PlainKey(UnsafeRawBufferPointer(start: p + start, count: length)) else { return nil }
+        var h = Self.hash(key.w0, key.w1, length)
         while true {
             let found = table[h]
-            if found.length == 0 { return nil }
-            if found.length == length, found.w0 == w0, found.w1 == w1 {
-                if let slot { expected[slot] = found }
-                return found.field
+            if found.key.length == 0 { return nil }
+            if found.key == key {
+                expected[slot] = found
+                return found
             }
             h = (h + 1) & (Self.slots - 1)
         }
