@@ -174,8 +174,8 @@ struct CollectBenchmark: ParsableCommand {
 
     /// The raw clients' load against a fresh collector counting at ingest and keeping its counters
     /// in the store (`--instance-id`), one counting in memory only, and one not counting
-    /// (`--no-ingest-metrics`), alternated `ingestRounds` times in the same run; checks that the
-    /// counting collectors counted every event once.
+    /// (`--no-ingest-metrics`), alternated `ingestRounds` times in the same run, each round starting
+    /// with the next mode; checks that the counting collectors counted every event once.
     func ingestComparison(body: [UInt8], started: TraceTimestamp) throws {
         print("ingest counting (\(clients) raw keep-alive connections, \(clients * filesPerClient) files of \(eventsPerFile) events per round, a fresh collector each):")
         let modes: [(label: String, arguments: [String], counting: Bool)] = [
@@ -185,7 +185,10 @@ struct CollectBenchmark: ParsableCommand {
         ]
         var results: [Int: [RawResult]] = [:]
         for round in 0..<ingestRounds {
-            for (m, mode) in modes.enumerated() {
+            // Each round starts with the next mode, so no mode always runs first or last in a round
+            // (the store's file system and the page cache are in another state for each).
+            for k in 0..<modes.count {
+                let m = (round + k) % modes.count, mode = modes[m]
                 let store = workDirectory + "/ingest-\(round)-\(m)"
                 let collector = try CollectorChild(store: store, extraArguments: mode.arguments)
                 defer { collector.stop() }
