@@ -1,3 +1,5 @@
+import APITraceFormat
+
 /// Room to compose one text from pieces (a span's name, its `url.full`, its `error.type`), kept
 /// across events: each piece is one copy into room already there, where appending to an array
 /// took its generic path (a tenth of the mapping's cost).
@@ -28,22 +30,7 @@ struct OTLPTextBuffer {
 
     /// `value` in decimal, as `String(value)` writes it.
     mutating func append(decimal value: Int) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for any Int and its sign
-        let magnitude = value.magnitude
-        withUnsafeMutableBytes(of: &digits) { room in
-            var at = room.count
-            var v = magnitude
-            repeat {
-                at -= 1
-                room[at] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            } while v > 0
-            if value < 0 {
-                at -= 1
-                room[at] = UInt8(ascii: "-")
-            }
-            append(UnsafeRawBufferPointer(rebasing: room[at...]))
-        }
+        DecimalText.with(Int64(value)) { append($0) }
     }
 
     /// The text, for the duration of `body`.

@@ -151,21 +151,7 @@ package struct JSONOutput {
 
     /// Appends a decimal integer.
     package mutating func appendInteger(_ value: Int64) {
-        if value == 0 { bytes.append(48); return }
-        var v = value.magnitude
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { d in
-            while v > 0 {
-                d[count] = UInt8(48 + v % 10)
-                v /= 10
-                count += 1
-            }
-            for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(d[i]) }
-        }
+        DecimalText.with(value) { bytes.append(contentsOf: $0) }
     }
 
     /// Appends a number rounded to three decimals, without trailing zeros (`12`, `12.5`, `0.125`).
