@@ -22,28 +22,41 @@ extension JSONScanner {
         return Int64(d)
     }
 
-    /// An integer written plainly at ``position`` (`-?(0|[1-9][0-9]{0,17})`, then the end or a byte
+    /// An integer written plainly at ``position`` (``plainInt(_:_:from:)``, then the end or a byte
     /// that cannot continue a number), consumed; nil, consuming nothing, for anything else
     /// (whitespace first, `null`, a fraction, an exponent, more digits), which ``readInt()`` then
     /// reads. What it reads, ``readInt()`` would have read alike (its own first path, without the
     /// whitespace).
     @inline(__always)
     package mutating func readPlainInt() -> Int64? {
-        var i = position
-        guard i < bytes.count else { return nil }
-        let negative = bytes[i] == UInt8(ascii: "-")
-        if negative { i += 1 }
-        let start = i
+        guard let base = bytes.baseAddress,
+              let (value, end) = Self.plainInt(base.assumingMemoryBound(to: UInt8.self), bytes.count, from: position),
+              end == bytes.count || !Self.isNumberByte(bytes[end]) else { return nil }
+        position = end
+        return value
+    }
+
+    /// The integer at `from` of the `n` bytes at `p` when it is written as the trace writer writes
+    /// integers, `-?(0|[1-9][0-9]{0,17})` (at most 18 digits, so it cannot overflow), with where its
+    /// digits end (what follows is the caller's to check); nil for anything else. The common path of
+    /// every reader of numbers (``readPlainInt()``, the counting reader).
+    @inline(__always)
+    package static func plainInt(_ p: UnsafePointer<UInt8>, _ n: Int, from: Int) -> (value: Int64, end: Int)? {
+        var j = from
+        guard j < n else { return nil }
+        let negative = p[j] == UInt8(ascii: "-")
+        if negative { j &+= 1 }
+        let start = j
         var v: Int64 = 0
-        while i < bytes.count, i - start < 18 {
-            let digit = bytes[i] &- 48
-            guard digit < 10 else { break }
-            v = v * 10 + Int64(digit)
-            i += 1
+        let limit = min(n, start &+ 18)
+        while j < limit {
+            let digit = p[j] &- 48
+            if digit >= 10 { break }
+            v = v &* 10 &+ Int64(digit)
+            j &+= 1
         }
-        guard i > start, i == bytes.count || !Self.isNumberByte(bytes[i]), i - start == 1 || bytes[start] != 48 else { return nil }
-        position = i
-        return negative ? -v : v
+        guard j > start, j &- start == 1 || p[start] != 48 else { return nil }
+        return (negative ? -v : v, j)
     }
 
     @inline(__always) private static func isNumberByte(_ c: UInt8) -> Bool {

@@ -281,24 +281,10 @@ package struct CountingLineScanner {
 
     @inline(__always)
     private static func int(_ line: UnsafeRawBufferPointer, _ i: inout Int, _ range: ClosedRange<Int64>, _ out: inout Int64?) -> Bool {
-        // The writer's form inline: -?(0|[1-9][0-9]{0,17}) then `,` or `}`, read as `readInt` reads it;
+        // The writer's form (`JSONScanner.plainInt`) then `,` or `}`, read as `readInt` reads it;
         // anything else (null, a fraction, an exponent, more digits) by `readInt` itself.
         let p = line.baseAddress!.assumingMemoryBound(to: UInt8.self), n = line.count
-        var j = i
-        let negative = p[j] == UInt8(ascii: "-")
-        if negative { j += 1 }
-        let start = j
-        var v: Int64 = 0
-        // At most 18 digits, so the value cannot overflow.
-        let limit = min(n, start &+ 18)
-        while j < limit {
-            let digit = p[j] &- 48
-            if digit >= 10 { break }
-            v = v &* 10 &+ Int64(digit)
-            j &+= 1
-        }
-        if j > start, j < n, p[j] == UInt8(ascii: ",") || p[j] == UInt8(ascii: "}"), j - start == 1 || p[start] != 48 {
-            let value = negative ? -v : v
+        if let (value, j) = JSONScanner.plainInt(p, n, from: i), j < n, p[j] == UInt8(ascii: ",") || p[j] == UInt8(ascii: "}") {
             guard range.contains(value) else { return false }
             out = value
             i = j
