@@ -58,7 +58,7 @@ package struct PlainKey: Equatable {
     /// `count` (at most 8) bytes from `from` as a little-endian word, zero above them; reads past
     /// them only within the `n` bytes at `p`.
     @inline(__always)
-    package static func word(_ p: UnsafePointer<UInt8>, _ from: Int, _ count: Int, _ n: Int) -> UInt64 {
+    private static func word(_ p: UnsafePointer<UInt8>, _ from: Int, _ count: Int, _ n: Int) -> UInt64 {
         if from + 8 <= n {
             let w = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(fromByteOffset: from, as: UInt64.self))
             return count >= 8 ? w : w & ((1 << UInt64(count * 8)) &- 1)

@@ -105,8 +105,9 @@ package enum RegularFile {
         // kilobytes, no buffer grown by doubling (each doubling a fresh mapping to fault in).
         var info = stat()
         let expected = fstat(fd, &info) == 0 ? max(0, Int(info.st_size)) : 0
+        let tooLarge = Result<[UInt8]?, Refusal>.failure(Refusal(path: path, reason: "is larger than \(limit) bytes; refused"))
         // Already larger: refused before a byte is read or a buffer the size of the limit is made.
-        guard expected <= limit else { return .failure(Refusal(path: path, reason: "is larger than \(limit) bytes; refused")) }
+        guard expected <= limit else { return tooLarge }
         var bytes = [UInt8](repeating: 0, count: expected + 1)
         var count = 0
         while true {
@@ -122,9 +123,7 @@ package enum RegularFile {
             }
             if n == 0 { break }
             count += n
-            guard count <= limit else {
-                return .failure(Refusal(path: path, reason: "is larger than \(limit) bytes; refused"))
-            }
+            guard count <= limit else { return tooLarge }
         }
         bytes.removeLast(bytes.count - count)
         return .success(bytes)
