@@ -216,7 +216,7 @@ struct CollectBenchmark: ParsableCommand {
             print("  counting \(mode.label): \(Measure.format(rate.first ?? 0, 0)) to \(Measure.format(rate.last ?? 0, 0)) uploads/s, "
                   + "collector CPU \(Measure.format(cpu.first ?? 0, 2)) to \(Measure.format(cpu.last ?? 0, 2)) ms per upload, "
                   + "\(Measure.format(ratios.first ?? 0, 2))x to \(Measure.format(ratios.last ?? 0, 2))x off, "
-                  + "median \(Measure.format(ratios.isEmpty ? 0 : ratios[ratios.count / 2], 2))x (target <= 1.3x)")
+                  + "median \(Measure.format(Measure.median(ratios), 2))x (target <= 1.3x)")
         }
     }
 

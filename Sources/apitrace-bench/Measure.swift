@@ -20,6 +20,13 @@ enum Measure {
         return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
     }
 
+    /// The median of already sorted values: the mean of the middle two for an even count; 0 for none.
+    static func median(_ sorted: [Double]) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        let mid = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+    }
+
     /// Seconds a shell command takes, run through /bin/sh.
     static func shell(_ command: String) throws -> Double {
         let process = Process()
